@@ -1,0 +1,26 @@
+"""One exception type for bad input, so the CLI can turn it into one line and exit status 2."""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad user input: a malformed file, an unknown key, a negative size, a missing counter.
+
+    The message is a single line that names where (file or case), which field, and what was
+    expected. The CLI prints it as ``error: <message>`` and exits with status 2.
+    """
+
+    def __init__(self, message: str, *, where: str | None = None, key: str | None = None):
+        self.where = where
+        self.key = key
+        parts = [p for p in (where, key) if p]
+        prefix = ": ".join(parts)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+def did_you_mean(name: str, choices) -> str:
+    """A ' (did you mean X?)' suffix for an unknown name, or '' when nothing is close."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
