@@ -1,0 +1,75 @@
+"""`perfmodel` entry point: a click group whose subcommands are imported only when run.
+
+Start-up speed matters (`perfmodel --help` <= 0.25 s), so nothing heavy (numpy, matplotlib,
+torch) is imported here; each subcommand module imports what it needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import click
+
+from perfmodel.errors import InputError
+
+# name -> (module, attribute, one-line help). The help is here so `--help` needs no imports.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "archs": ("perfmodel.cli.cmd_arch", "archs_command", "Table of all known GPUs and their peaks."),
+    "arch": ("perfmodel.cli.cmd_arch", "arch_group", "Show one GPU's spec, or print a template."),
+    "roofline": ("perfmodel.cli.cmd_roofline", "roofline_command", "Hierarchical roofline of a GPU."),
+    "predict": ("perfmodel.cli.cmd_predict", "predict_command", "Predict time and bound of kernels."),
+    "validate": ("perfmodel.cli.cmd_validate", "validate_command", "Read rocprof output and compare."),
+}
+
+
+class BadInput(click.ClickException):
+    """An InputError as click sees it: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+class LazyGroup(click.Group):
+    """Imports a subcommand's module only when that subcommand is invoked."""
+
+    def list_commands(self, ctx):
+        return [n for n in COMMANDS if self._available(n)]
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        return importlib.util.find_spec(COMMANDS[name][0]) is not None
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS or not self._available(name):
+            return None
+        mod, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(mod), attr)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except InputError as e:
+            raise BadInput(str(e)) from None
+
+    def format_commands(self, ctx, formatter):
+        rows = [(n, COMMANDS[n][2]) for n in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="perfmodel")
+def cli() -> None:
+    """perfmodel: roofline performance models for AMD Instinct and Radeon GPUs.
+
+    Predict a kernel's time and bound before running it; read rocprof output after.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="perfmodel")

@@ -1,0 +1,147 @@
+"""Render rows (a list of flat-ish dicts) as table, json, jsonl, csv or md.
+
+Every command that prints data goes through here, so the formats carry the same fields.
+Nested mappings (``bytes``: level -> bytes) stay nested in json/jsonl and are flattened to
+``bytes.hbm`` style columns in table/csv/md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Sequence
+
+FORMATS = ("table", "json", "jsonl", "csv", "md")
+
+
+def _flatten(row: dict, prefix: str = "") -> dict:
+    out: dict = {}
+    for k, v in row.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, name + "."))
+        else:
+            out[name] = v
+    return out
+
+
+def _json_default(o):
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    return str(o)
+
+
+def _clean(v):
+    """JSON has no inf/nan: write null for them."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+def fmt_cell(v) -> str:
+    """Short human form of one value for table/md."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
+        if v == 0:
+            return "0"
+        a = abs(v)
+        if a >= 1e6 or a < 1e-3:
+            return f"{v:.3g}"
+        if a >= 100:
+            return f"{v:,.1f}"
+        return f"{v:.3g}" if a < 1 else f"{v:.2f}"
+    if isinstance(v, (list, tuple)):
+        return ",".join(fmt_cell(x) for x in v)
+    return str(v)
+
+
+def _columns(flat_rows: Sequence[dict], columns: Sequence[str] | None) -> list[str]:
+    if columns:
+        return list(columns)
+    cols: dict[str, None] = {}
+    for r in flat_rows:
+        for k in r:
+            cols.setdefault(k, None)
+    return list(cols)
+
+
+def render(
+    rows: Iterable[dict],
+    fmt: str = "table",
+    columns: Sequence[str] | None = None,
+    headers: dict[str, str] | None = None,
+    title: str | None = None,
+) -> str:
+    """Render rows in one of FORMATS. ``columns`` picks and orders table/csv/md columns."""
+    rows = list(rows)
+    if fmt == "json":
+        return json.dumps(_clean(rows), indent=2, default=_json_default) + "\n"
+    if fmt == "jsonl":
+        return "".join(json.dumps(_clean(r), default=_json_default) + "\n" for r in rows)
+    flat = [_flatten(r) for r in rows]
+    cols = _columns(flat, columns)
+    heads = [(headers or {}).get(c, c) for c in cols]
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(heads)
+        for r in flat:
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
+        return buf.getvalue()
+    cells = [[fmt_cell(r.get(c)) for c in cols] for r in flat]
+    if fmt == "md":
+        lines = [f"**{title}**", ""] if title else []
+        lines.append("| " + " | ".join(heads) + " |")
+        lines.append("|" + "|".join("---" for _ in heads) + "|")
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        return "\n".join(lines) + "\n"
+    if fmt == "table":
+        widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
+
+        def line(vals):
+            out = []
+            for i, v in enumerate(vals):
+                numeric = v[:1].isdigit() or v[:1] in "-." and v[1:2].isdigit()
+                out.append(v.rjust(widths[i]) if numeric else v.ljust(widths[i]))
+            return "  ".join(out).rstrip()
+
+        lines = [title, ""] if title else []
+        lines += [line(heads), "  ".join("-" * w for w in widths)]
+        lines += [line(row) for row in cells]
+        return "\n".join(lines) + "\n"
+    raise ValueError(f"unknown format '{fmt}', expected one of {', '.join(FORMATS)}")
+
+
+def write_atomic(path: str, data: str | bytes) -> None:
+    """Write a file all at once (temp file + rename), so a failure leaves no half-written file."""
+    import os
+    import tempfile
+
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".perfmodel-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
