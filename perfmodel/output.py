@@ -73,6 +73,14 @@ def fmt_cell(v) -> str:
     return str(v)
 
 
+def _is_number(s: str) -> bool:
+    try:
+        float(s.replace(",", ""))
+        return True
+    except ValueError:
+        return s in ("-",)
+
+
 def _columns(flat_rows: Sequence[dict], columns: Sequence[str] | None) -> list[str]:
     if columns:
         return list(columns)
@@ -119,7 +127,7 @@ def render(
         def line(vals):
             out = []
             for i, v in enumerate(vals):
-                numeric = v[:1].isdigit() or v[:1] in "-." and v[1:2].isdigit()
+                numeric = _is_number(v)
                 out.append(v.rjust(widths[i]) if numeric else v.ljust(widths[i]))
             return "  ".join(out).rstrip()
 

@@ -1,0 +1,143 @@
+"""Roofline maths, vectorised over numpy arrays: attainable rate, ridge points, classification.
+
+The hierarchical roofline has one compute roof per (pipe, dtype) and one bandwidth roof per
+memory level. A point (FLOPs per pipe, bytes per level) is bound by the term that takes longest:
+``compute:<pipe>`` or ``memory:<level>``. All functions accept scalars or arrays (a million
+points at once) and never loop in Python over points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from perfmodel.arch import Arch, Ceiling, load_arch
+
+
+def attainable(ai, peak_flops: float, bandwidth: float) -> np.ndarray:
+    """Attainable FLOP/s at arithmetic intensity ``ai`` (FLOPs per byte) under one roof pair."""
+    ai = np.asarray(ai, dtype=float)
+    if peak_flops < 0 or bandwidth < 0:
+        raise ValueError("peak and bandwidth must be non-negative")
+    return np.minimum(peak_flops, ai * bandwidth)
+
+
+def ridge(peak_flops: float, bandwidth: float) -> float:
+    """Arithmetic intensity where the memory roof meets the compute roof."""
+    return peak_flops / bandwidth if bandwidth > 0 else float("inf")
+
+
+def term_times(
+    flops: Mapping[str, np.ndarray | float],
+    bytes_: Mapping[str, np.ndarray | float],
+    rates: Mapping[str, float],
+    bandwidths: Mapping[str, float],
+) -> dict[str, np.ndarray]:
+    """Seconds per term: ``compute:<pipe:dtype>`` = FLOPs / rate, ``memory:<level>`` = bytes / BW.
+
+    A term with work but no rate (the arch lacks that pipe or level) raises KeyError: a caller
+    must not silently drop work.
+    """
+    out: dict[str, np.ndarray] = {}
+    for k, f in flops.items():
+        out[f"compute:{k}"] = np.asarray(f, dtype=float) / rates[k]
+    for lv, b in bytes_.items():
+        out[f"memory:{lv}"] = np.asarray(b, dtype=float) / bandwidths[lv]
+    return out
+
+
+def classify(times: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(bound label per point, roofline time per point) from per-term times.
+
+    The label names the largest term with the ``<pipe:dtype>`` collapsed to ``<pipe>`` for
+    compute (``compute:mfma``), as the bound vocabulary says.
+    """
+    names = list(times)
+    if not names:
+        raise ValueError("nothing to classify: no FLOPs and no bytes")
+    stack = np.stack(np.broadcast_arrays(*[np.asarray(times[n], dtype=float) for n in names]))
+    idx = np.argmax(stack, axis=0)
+    labels = np.array([_bound_label(n) for n in names], dtype=object)
+    return labels[idx], stack.max(axis=0)
+
+
+def _bound_label(term: str) -> str:
+    if term.startswith("compute:"):
+        return "compute:" + term.split(":")[1]
+    return term
+
+
+@dataclass
+class RooflineModel:
+    """The ceilings of one arch, with the numbers a plot or table needs."""
+
+    arch: Arch
+    compute: list[Ceiling]
+    memory: list[Ceiling]
+
+    def ridge_points(self, measured: bool = False) -> list[dict]:
+        """AI at which each memory roof meets each compute roof."""
+        rows = []
+        for c in self.compute:
+            for m in self.memory:
+                cp = c.measured if measured else c.theoretical
+                bw = m.measured if measured else m.theoretical
+                if cp is None or bw is None:
+                    continue
+                rows.append({"compute": c.name, "level": m.name, "ridge_flop_per_byte": ridge(cp, bw)})
+        return rows
+
+    def attainable(self, ai, compute: str, level: str, measured: bool = False) -> np.ndarray:
+        c = next(x for x in self.compute if x.name == compute)
+        m = next(x for x in self.memory if x.name == level)
+        cp = c.measured if measured and c.measured else c.theoretical
+        bw = m.measured if measured and m.measured else m.theoretical
+        return attainable(ai, cp, bw)
+
+    def table(self) -> list[dict]:
+        """One row per ceiling: theoretical and measured side by side, with sources."""
+        hbm = next((m for m in self.memory if m.name == self.arch.memory_level), None)
+        rows = []
+        for c in self.compute:
+            rows.append(
+                {
+                    "ceiling": c.name + (" (sparse)" if c.sparse else ""),
+                    "kind": "compute",
+                    "theoretical": c.theoretical / 1e12,
+                    "measured": c.measured / 1e12 if c.measured else None,
+                    "unit": "TFLOP/s",
+                    "ridge_vs_" + self.arch.memory_level: ridge(c.theoretical, hbm.theoretical) if hbm else None,
+                    "source": c.source,
+                    "measured_by": c.measured_source,
+                }
+            )
+        for m in self.memory:
+            rows.append(
+                {
+                    "ceiling": m.name,
+                    "kind": "memory",
+                    "theoretical": m.theoretical / 1e12,
+                    "measured": m.measured / 1e12 if m.measured else None,
+                    "unit": "TB/s",
+                    "ridge_vs_" + self.arch.memory_level: None,
+                    "source": m.source,
+                    "measured_by": m.measured_source,
+                }
+            )
+        return rows
+
+
+def roofline(arch: str | Arch, dtypes: list[str] | None = None, sparse: bool = False) -> RooflineModel:
+    """The roofline of an arch, optionally restricted to some dtypes."""
+    a = load_arch(arch)
+    ceilings = a.ceilings(dtypes=dtypes, sparse=sparse)
+    if dtypes:
+        known = {c.name.split(":")[1] for c in a.ceilings() if c.kind == "compute"}
+        for d in dtypes:
+            if d not in known:
+                from perfmodel.errors import InputError
+
+                raise InputError(f"{a.key} ({a.name}) has no {d} compute rate; it has {', '.join(sorted(known))}", key="dtype")
+    return RooflineModel(a, [c for c in ceilings if c.kind == "compute"], [c for c in ceilings if c.kind == "memory"])
