@@ -7,9 +7,14 @@ Conventions (SI units):
 - FLOPs are keyed ``"<pipe>:<dtype>"`` (``"mfma:bf16"``, ``"valu:fp32"``, ``"sfu:fp32"``).
 - Bytes are keyed by memory level (``"lds"``, ``"l1"``, ``"l2"``, ``"mall"``, ``"hbm"``/``"vram"``)
   and split into reads and writes; ``bytes`` is their sum.
+
+Values may be Python floats or numpy arrays of one shape: kernel models are vectorised, so one
+call evaluates a whole batch of shapes (a sweep, or all cases of one kernel in a file).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from dataclasses import dataclass, field
 
@@ -26,14 +31,19 @@ def split_flop_key(key: str) -> tuple[str, str]:
 
 @dataclass
 class Launch:
-    """Launch geometry: what occupancy and wave quantization depend on."""
+    """Launch geometry: what occupancy, latency hiding and wave quantization depend on.
 
-    grid: int = 0  # number of workgroups
-    workgroup_size: int = 256  # work-items per workgroup
-    vgprs: int = 0  # VGPRs (+AGPRs) per work-item; 0 = unknown
-    sgprs: int = 0
-    lds_bytes: int = 0  # LDS per workgroup
-    tile: str = ""  # human description of the chosen tile, e.g. "256x256x64"
+    Every field may be a scalar or an array matching the batch.
+    """
+
+    grid: Any = 0  # number of workgroups
+    workgroup_size: Any = 256  # work-items per workgroup
+    vgprs: Any = 0  # VGPRs (+AGPRs) per work-item; 0 = unknown (no register limit applied)
+    lds_bytes: Any = 0  # LDS per workgroup
+    tile_m: Any = 0  # macro-tile of a tiled kernel (GEMM, attention); 0 = not tiled
+    tile_n: Any = 0
+    tile_k: Any = 0
+    bytes_in_flight_per_wave: Any = 0  # outstanding memory bytes one wave keeps in flight; 0 = default
 
 
 @dataclass
@@ -56,17 +66,18 @@ class Work:
     def total_flops(self) -> float:
         return float(sum(self.flops.values()))
 
-    def add_flops(self, pipe: str, dtype: str, n: float) -> None:
+    def add_flops(self, pipe: str, dtype: str, n) -> None:
         k = flop_key(pipe, dtype)
-        self.flops[k] = self.flops.get(k, 0.0) + float(n)
+        self.flops[k] = self.flops.get(k, 0.0) + n
 
-    def add_bytes(self, level: str, read: float = 0.0, write: float = 0.0) -> None:
-        if read:
-            self.bytes_read[level] = self.bytes_read.get(level, 0.0) + float(read)
-        if write:
-            self.bytes_write[level] = self.bytes_write.get(level, 0.0) + float(write)
+    def add_bytes(self, level: str, read=0.0, write=0.0) -> None:
+        self.bytes_read[level] = self.bytes_read.get(level, 0.0) + read
+        self.bytes_write[level] = self.bytes_write.get(level, 0.0) + write
 
-    def intensity(self, level: str) -> float:
-        """FLOPs per byte at one level (inf when no bytes move there)."""
-        b = self.bytes.get(level, 0.0)
-        return self.total_flops / b if b > 0 else float("inf")
+    def intensity(self, level: str):
+        """FLOPs per byte at one level (inf where no bytes move there)."""
+        import numpy as np
+
+        b = np.asarray(self.bytes.get(level, 0.0), dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(b > 0, np.asarray(self.total_flops, dtype=float) / np.where(b > 0, b, 1), np.inf)

@@ -1,0 +1,34 @@
+"""Data types: element sizes and the accumulate/compute type a kernel uses for each."""
+
+from __future__ import annotations
+
+from perfmodel.errors import InputError, did_you_mean
+
+# bytes per element
+SIZE: dict[str, float] = {
+    "fp64": 8,
+    "fp32": 4,
+    "tf32": 4,  # stored as fp32
+    "fp16": 2,
+    "bf16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "fp6": 0.75,
+    "fp4": 0.5,
+    "int4": 0.5,
+}
+
+# The VALU type elementwise maths runs in for a storage type (fp8/int8/fp4 are upcast).
+VALU_COMPUTE = {"fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "bf16": "bf16"}
+
+
+def size(dtype: str, where: str | None = None) -> float:
+    if dtype not in SIZE:
+        raise InputError(f"unknown dtype '{dtype}'{did_you_mean(dtype, SIZE)}; expected one of {', '.join(SIZE)}", where=where, key="dtype")
+    return SIZE[dtype]
+
+
+def valu_dtype(arch, dtype: str) -> str:
+    """The VALU type used for elementwise maths on ``dtype`` (fp32 where the arch lacks it)."""
+    d = VALU_COMPUTE.get(dtype, "fp32")
+    return d if arch.has("valu", d) else "fp32"

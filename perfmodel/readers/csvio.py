@@ -1,0 +1,164 @@
+"""Streaming CSV helpers shared by the readers: header aliases, row checks, numeric cells.
+
+Rows are read one at a time with the csv module, so a multi-GB trace is never held in memory
+as text. Every problem becomes an InputError naming file, line and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from perfmodel.errors import InputError
+
+# rocprof v1 / v2 / v3 / rocpd spellings -> one canonical name (rocprof-compute's).
+ALIASES = {
+    "Index": "Dispatch_ID",
+    "Dispatch_Id": "Dispatch_ID",
+    "KernelName": "Kernel_Name",
+    "kernel_name": "Kernel_Name",
+    "gpu-id": "GPU_ID",
+    "Agent_Id": "GPU_ID",
+    "grd": "Grid_Size",
+    "GRD": "Grid_Size",
+    "wgr": "Workgroup_Size",
+    "WGR": "Workgroup_Size",
+    "lds": "LDS_Per_Workgroup",
+    "LDS": "LDS_Per_Workgroup",
+    "LDS_Block_Size": "LDS_Per_Workgroup",
+    "Lds_Block_Size": "LDS_Per_Workgroup",
+    "scr": "Scratch_Per_Workitem",
+    "SCR": "Scratch_Per_Workitem",
+    "Scratch_Size": "Scratch_Per_Workitem",
+    "vgpr": "Arch_VGPR",
+    "arch_vgpr": "Arch_VGPR",
+    "VGPR_Count": "Arch_VGPR",
+    "Vgpr_Count": "Arch_VGPR",
+    "accum_vgpr": "Accum_VGPR",
+    "ACCUM_VGPR": "Accum_VGPR",
+    "Accum_VGPR_Count": "Accum_VGPR",
+    "sgpr": "SGPR",
+    "SGPR_Count": "SGPR",
+    "Sgpr_Count": "SGPR",
+    "wave_size": "Wave_Size",
+    "BeginNs": "Start_Timestamp",
+    "EndNs": "End_Timestamp",
+    "Correlation_Id": "Correlation_ID",
+    "Kernel_Id": "Kernel_ID",
+    "queue-id": "Queue_ID",
+    "Queue_Id": "Queue_ID",
+    "queue-index": "Queue_Index",
+    "pid": "PID",
+    "Process_Id": "PID",
+    "tid": "TID",
+    "Thread_Id": "TID",
+}
+
+# Columns that describe the dispatch, not a counter (canonical names).
+METADATA = {
+    "Dispatch_ID", "Kernel_Name", "GPU_ID", "Grid_Size", "Workgroup_Size", "LDS_Per_Workgroup",
+    "Scratch_Per_Workitem", "Arch_VGPR", "Accum_VGPR", "SGPR", "Wave_Size", "Start_Timestamp",
+    "End_Timestamp", "Correlation_ID", "Kernel_ID", "Queue_ID", "Queue_Index", "PID", "TID",
+    "fbar", "sig", "obj", "DispatchNs", "CompleteNs", "XCC_Index", "GUID", "Node_Id",
+    "Counter_Name", "Counter_Value", "Stream_Id", "Kind", "Private_Segment_Size",
+    "Group_Segment_Size", "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z", "Workgroup_Size_X",
+    "Workgroup_Size_Y", "Workgroup_Size_Z", "Guid",
+}
+_SUFFIX = re.compile(r"^(.*)_(\d+)$")
+
+
+def canonical(name: str) -> str:
+    name = name.strip()
+    return ALIASES.get(name, name)
+
+
+def is_metadata(name: str) -> bool:
+    """True for dispatch-description columns, including merged-pass copies like ``Wave_Size_1``."""
+    if name in METADATA or name == "":
+        return True
+    m = _SUFFIX.match(name)
+    return bool(m and canonical(m.group(1)) in METADATA)
+
+
+def clean_kernel(name: str) -> str:
+    """One spelling of a kernel name across rocprof versions (drop the ``.kd`` decorations)."""
+    name = name.strip().strip('"')
+    for suffix in (" [clone .kd]", " (.kd)", ".kd"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)].rstrip()
+    return name
+
+
+def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """Canonical header and a row iterator ``(line_no, cells)``; checks shape as it streams."""
+    where = str(path)
+    try:
+        if path.stat().st_size == 0:
+            raise InputError("file is empty", where=where)
+        fh = open(path, newline="", encoding="utf-8")
+        reader = csv.reader(fh)
+        header = next(reader, None)
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text CSV file", where=where) from None
+    except csv.Error as e:
+        raise InputError(f"malformed CSV header ({e})", where=where) from None
+    if not header or not any(h.strip() for h in header):
+        fh.close()
+        raise InputError("no CSV header line", where=where)
+    header = [canonical(h) for h in header]
+    # trailing empty header names come from a trailing comma; rows may omit them
+    n_named = len(header)
+    while n_named and header[n_named - 1] == "":
+        n_named -= 1
+
+    def it() -> Iterator[tuple[int, list[str]]]:
+        with fh:
+            line = 1
+            try:
+                for row in reader:
+                    line = reader.line_num
+                    if not row or (len(row) == 1 and not row[0].strip()):
+                        continue
+                    if len(row) < n_named or len(row) > len(header):
+                        raise InputError(
+                            f"line {line} has {len(row)} fields, the header has {n_named}"
+                            " (truncated or malformed row)",
+                            where=where,
+                        )
+                    yield line, row
+            except UnicodeDecodeError:
+                raise InputError(f"line {line + 1}: not UTF-8 text", where=where) from None
+            except csv.Error as e:
+                raise InputError(f"line {reader.line_num}: malformed CSV ({e})", where=where) from None
+
+    return header, it()
+
+
+def number(text: str, *, where: str, column: str, line: int) -> float:
+    """A numeric cell, or an InputError naming the file, line and column."""
+    t = text.strip()
+    try:
+        return float(t)
+    except ValueError:
+        what = "an empty cell" if not t else f"non-numeric value {t!r}"
+        raise InputError(f"line {line}, column {column}: {what} (expected a number)", where=where) from None
+
+
+def timestamp(text: str, *, where: str, column: str, line: int, flags: list[str]) -> float | None:
+    """A timestamp in ns; float notation (``1.62068E+14``) has lost its precision: flag it."""
+    t = text.strip()
+    if not t:
+        flags.append(f"corrupt-timestamp: empty {column}")
+        return None
+    v = number(t, where=where, column=column, line=line)
+    if "e" in t.lower():
+        flags.append(f"corrupt-timestamp: {column} saved in float notation ({t}), precision lost")
+    return v
+
+
+def require(header: list[str], cols: tuple[str, ...], where: str, what: str) -> None:
+    missing = [c for c in cols if c not in header]
+    if missing:
+        raise InputError(f"{what} needs column(s) {', '.join(missing)}", where=where)
