@@ -1,0 +1,59 @@
+"""Shared traffic rules: which memory levels a stream of bytes passes through.
+
+Bytes flow inward from device memory: HBM/VRAM -> MALL (Infinity Cache) -> L2 -> L1 -> waves.
+A level counts every byte that crosses it. In the warm steady state that benchmarks and
+repeated layers see, a working set that fits in a cache is served from that cache, so the levels
+beyond it see none of those bytes. This is the one place that rule lives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# innermost first; LDS is not on this path (kernels stage into it explicitly)
+CHAIN = ("l1", "l2", "mall", "hbm", "vram")
+
+
+def chain(arch) -> list[str]:
+    """The arch's levels on the global-memory path, innermost first."""
+    have = set(arch.levels)
+    return [lv for lv in CHAIN if lv in have]
+
+
+def serving_capacities(arch) -> dict[str, float]:
+    """Device-wide capacity of each cache level on the path (L1 excluded: it is per CU and
+    a streaming kernel does not reuse it across CUs)."""
+    return {lv: arch.capacity(lv) for lv in chain(arch) if lv not in ("l1", "hbm", "vram")}
+
+
+def stream_traffic(arch, read, write, working_set) -> tuple[dict, dict]:
+    """(bytes_read, bytes_write) per level for compulsory streaming traffic.
+
+    ``read``/``write`` are bytes the kernel reads/writes once each; ``working_set`` the bytes
+    that must stay resident for a repeat of the kernel to hit in a cache. All may be arrays.
+    Every level from L1 out to the first cache that holds the working set sees the bytes.
+    """
+    read = np.asarray(read, dtype=float)
+    write = np.asarray(write, dtype=float)
+    ws = np.asarray(working_set, dtype=float)
+    caps = serving_capacities(arch)
+    levels = chain(arch)
+    br: dict[str, np.ndarray] = {}
+    bw: dict[str, np.ndarray] = {}
+    # `reach` is 1 where the bytes still travel past the levels seen so far
+    reach = np.ones(np.broadcast(read, write, ws).shape)
+    for lv in levels:
+        br[lv] = read * reach
+        bw[lv] = write * reach
+        if lv in caps:
+            reach = reach * (ws > caps[lv])
+    return br, bw
+
+
+def served_from(arch, working_set) -> np.ndarray:
+    """Name of the level that serves a working set in the warm steady state (array of str)."""
+    ws = np.asarray(working_set, dtype=float)
+    out = np.full(ws.shape, arch.memory_level, dtype=object)
+    for lv, cap in reversed(list(serving_capacities(arch).items())):
+        out = np.where(ws <= cap, lv, out)
+    return out
