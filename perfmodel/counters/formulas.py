@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from perfmodel.counters.expr import Expr, ExprError, parse
 from perfmodel.errors import InputError
 
 FORMULA_DIR = Path(__file__).with_name("formulas")
-_KEY = re.compile(r"^(flops:[a-z0-9]+:[a-z0-9_]+|iops:[a-z0-9]+:[a-z0-9_]+|(read|write|bytes):[a-z0-9]+|cycles|waves)$")
+_KEY = re.compile(
+    r"^(flops:[a-z0-9]+:[a-z0-9_]+|iops:[a-z0-9]+:[a-z0-9_]+|(read|write|bytes):[a-z0-9]+|cycles|waves)$"
+)
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ def _quantity(key: str, spec, fname: str) -> Quantity:
     return Quantity(key, tuple(alts), str(spec.get("doc") or ""))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(gfx: str) -> FormulaSet:
     """The formulas of `gfx` (e.g. ``"gfx942"``), bases merged; raises InputError if unknown."""
     gfx = str(gfx).strip().lower()

@@ -29,7 +29,12 @@ def _median(values: list[float]) -> float:
 def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
     where = str(path)
     header, rows = csvio.rows(path)
-    csvio.require(header, ("Kernel_Name", "Dispatch_ID", "Counter_Name", "Counter_Value"), where, "a long-format counter CSV")
+    csvio.require(
+        header,
+        ("Kernel_Name", "Dispatch_ID", "Counter_Name", "Counter_Value"),
+        where,
+        "a long-format counter CSV",
+    )
     col = {h: i for i, h in enumerate(header) if h}
     has_time = "Start_Timestamp" in col and "End_Timestamp" in col
     order: list[tuple[str, str]] = []
@@ -40,7 +45,7 @@ def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
 
         def cell(name: str) -> str:
             i = col.get(name)
-            return row[i].strip() if i is not None and i < len(row) else ""
+            return row[i].strip() if i is not None and i < len(row) else ""  # noqa: B023 - called within this iteration
 
         gpu = cell("GPU_ID")
         gpus.add(gpu)
@@ -57,12 +62,16 @@ def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
                 index=int(csvio.number(idx, where=where, column="Dispatch_ID", line=line)),
                 grid=int(csvio.number(cell("Grid_Size") or "0", where=where, column="Grid_Size", line=line)),
                 workgroup=int(
-                    csvio.number(cell("Workgroup_Size") or "0", where=where, column="Workgroup_Size", line=line)
+                    csvio.number(
+                        cell("Workgroup_Size") or "0", where=where, column="Workgroup_Size", line=line
+                    )
                 ),
                 gpu=gpu,
                 source=where,
                 lds_bytes=int(
-                    csvio.number(cell("LDS_Per_Workgroup") or "0", where=where, column="LDS_Per_Workgroup", line=line)
+                    csvio.number(
+                        cell("LDS_Per_Workgroup") or "0", where=where, column="LDS_Per_Workgroup", line=line
+                    )
                 ),
             )
             meta[key] = d
@@ -102,6 +111,8 @@ def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
             dur = _median(d.pass_durations_ns)
             d.end_ns = d.begin_ns + dur if d.begin_ns is not None else None
             n = len(d.pass_durations_ns)
-            d.time_source = f"{path.name}: median over {n} counter pass{'es' if n > 1 else ''} (no counter-free pass)"
+            d.time_source = (
+                f"{path.name}: median over {n} counter pass{'es' if n > 1 else ''} (no counter-free pass)"
+            )
         out.append(d)
     return out

@@ -35,11 +35,11 @@ def iter_dispatches(
 
         def cell(name: str, default: str = "") -> str:
             i = col.get(name)
-            return row[i] if i is not None and i < len(row) else default
+            return row[i] if i is not None and i < len(row) else default  # noqa: B023 - called within this iteration
 
         def integer(name: str) -> int:
             t = cell(name).strip()
-            return int(csvio.number(t, where=where, column=name, line=line)) if t else 0
+            return int(csvio.number(t, where=where, column=name, line=line)) if t else 0  # noqa: B023 - called within this iteration
 
         gpu = cell("GPU_ID").strip()
         gpus.add(gpu)

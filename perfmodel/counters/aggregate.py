@@ -1,0 +1,120 @@
+"""Aggregation over dispatches, stated explicitly.
+
+Default (:func:`aggregate`): per kernel, the **ratio of sums** - FLOPs and bytes summed over
+dispatches, divided by the summed time - so a kernel's rate is total work over total time and
+long dispatches weigh more than short ones, as they do in the application.
+
+Compatibility (:func:`compat_mean_rates`, :func:`compat_per_wave`): rocprof-compute's speed-of-
+light tables average per-dispatch rates (mean of ratios); these views reproduce its numbers
+for comparison and are never the default.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable
+
+from perfmodel.counters.measurement import Measurement
+
+
+def _add(into: dict[str, float], other: dict[str, float]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0.0) + v
+
+
+def aggregate(
+    measurements: Iterable[Measurement], key: Callable[[Measurement], str] = lambda m: m.kernel
+) -> list[Measurement]:
+    """One Measurement per group (kernel by default): sums of FLOPs, bytes and time.
+
+    If any dispatch of a group has no usable time the group's time is None (a partial sum
+    would overstate the rate) and a flag says how many lacked it.
+    """
+    groups: dict[str, list[Measurement]] = {}
+    for m in measurements:
+        groups.setdefault(key(m), []).append(m)
+    out = []
+    for name, ms in groups.items():
+        a = Measurement(
+            kernel=name, dispatch=ms[0].dispatch, gfx=ms[0].gfx, count=len(ms), source=ms[0].source
+        )
+        for m in ms:
+            _add(a.flops, m.flops)
+            _add(a.iops, m.iops)
+            _add(a.bytes_read, m.bytes_read)
+            _add(a.bytes_write, m.bytes_write)
+            _add(a.bytes_unsplit, m.bytes_unsplit)
+        untimed = sum(1 for m in ms if m.time_s is None)
+        if untimed:
+            a.flags.append(f"time-missing: {untimed} of {len(ms)} dispatches have no usable time")
+        else:
+            a.time_s = sum(m.time_s for m in ms)  # type: ignore[misc]
+        cyc = [m.cycles for m in ms]
+        if all(c is not None for c in cyc):
+            a.cycles = sum(cyc)  # type: ignore[arg-type]
+            if a.time_s:
+                a.clock_hz = a.cycles / a.time_s
+        waves = [m.waves for m in ms]
+        if all(w is not None for w in waves):
+            a.waves = sum(waves)  # type: ignore[arg-type]
+        a.time_source = "; ".join(sorted({m.time_source for m in ms if m.time_source}))
+        a.flags += sorted({f for m in ms for f in m.flags})
+        a.notes += sorted({n for m in ms for n in m.notes})
+        out.append(a)
+    return out
+
+
+def _valu(m: Measurement) -> float:
+    return sum(v for k, v in m.flops.items() if k.startswith(("valu:", "sfu:")))
+
+
+def _dtype(m: Measurement, dtype: str) -> float:
+    return sum(v for k, v in m.flops.items() if k.endswith(":" + dtype))
+
+
+# rocprof-compute speed-of-light rows (panel 201) as functions of a Measurement: amount per dispatch
+SOL_ROWS: dict[str, Callable[[Measurement], float]] = {
+    "VALU FLOPs": _valu,
+    "VALU IOPs": lambda m: sum(m.iops.values()),
+    "MFMA FLOPs (BF16)": lambda m: m.flops.get("mfma:bf16", 0.0),
+    "MFMA FLOPs (F16)": lambda m: m.flops.get("mfma:fp16", 0.0),
+    "MFMA FLOPs (F32)": lambda m: m.flops.get("mfma:fp32", 0.0),
+    "MFMA FLOPs (F64)": lambda m: m.flops.get("mfma:fp64", 0.0),
+    "MFMA IOPs (Int8)": lambda m: m.flops.get("mfma:int8", 0.0),
+    "LDS BW": lambda m: m.bytes_unsplit.get("lds", 0.0),
+    "Vector L1D Cache BW": lambda m: m.bytes_unsplit.get("l1", 0.0),
+    "L2-Fabric Read BW": lambda m: m.bytes_read.get("hbm", 0.0),
+    "L2-Fabric Write BW": lambda m: m.bytes_write.get("hbm", 0.0),
+}
+
+# rocprof-compute panel 1103 rows (operations per wave)
+PER_WAVE_ROWS: dict[str, Callable[[Measurement], float]] = {
+    "FLOPs (Total)": lambda m: sum(v for k, v in m.flops.items() if k != "mfma:int8"),
+    "INT8 OPs": lambda m: m.flops.get("mfma:int8", 0.0),
+    "F16 OPs": lambda m: _dtype(m, "fp16"),
+    "BF16 OPs": lambda m: _dtype(m, "bf16"),
+    "F32 OPs": lambda m: _dtype(m, "fp32"),
+    "F64 OPs": lambda m: _dtype(m, "fp64"),
+}
+
+
+def compat_mean_rates(measurements: Iterable[Measurement]) -> dict[str, float]:
+    """rocprof-compute's SOL values: mean over dispatches of (amount / duration), in G-units/s.
+
+    Dispatches without a usable time are skipped (rocprof-compute would divide by zero).
+    """
+    ms = [m for m in measurements if m.time_s]
+    if not ms:
+        return {}
+    return {name: statistics.fmean(f(m) / (m.time_s * 1e9) for m in ms) for name, f in SOL_ROWS.items()}  # type: ignore[operator]
+
+
+def compat_per_wave(measurements: Iterable[Measurement]) -> dict[str, tuple[float, float, float]]:
+    """rocprof-compute's per-wave table: (mean, min, max) over dispatches of amount / SQ_WAVES."""
+    ms = [m for m in measurements if m.waves]
+    out = {}
+    for name, f in PER_WAVE_ROWS.items():
+        vals = [f(m) / m.waves for m in ms]  # type: ignore[operator]
+        if vals:
+            out[name] = (statistics.fmean(vals), min(vals), max(vals))
+    return out

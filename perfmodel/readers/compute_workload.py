@@ -1,0 +1,65 @@
+"""rocprof-compute workload directories (``workloads/<name>/<GPU>/``).
+
+Reads ``pmc_perf.csv`` (all passes joined: wide, or long in rocpd mode), the per-pass
+``pmc_perf_N.csv`` files when kept, ``timestamps.csv`` (the counter-free timing pass),
+``sysinfo.csv`` and ``roofline.csv``. Duration preference: timestamps.csv, else the median of
+the per-pass durations, else the merged file's own (counter-pass) timestamps; the chosen
+source is recorded on every dispatch.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from perfmodel.errors import InputError
+from perfmodel.readers import csvio, join, rocpd_long, rocprof_v1, sysinfo
+from perfmodel.readers.records import Workload
+
+_PASS = re.compile(r"^pmc_perf_(\d+)\.csv$")
+
+
+def is_workload_dir(path: Path) -> bool:
+    return path.is_dir() and (
+        (path / "pmc_perf.csv").is_file() or any(_PASS.match(p.name) for p in path.iterdir())
+    )
+
+
+def _is_long(path: Path) -> bool:
+    header, _ = csvio.rows(path)
+    return "Counter_Name" in header
+
+
+def _read_counters(path: Path, keep=None):
+    return rocpd_long.read(path, keep=keep) if _is_long(path) else rocprof_v1.read(path, keep=keep)
+
+
+def read(path: Path) -> Workload:
+    wl = Workload(path=str(path), format="rocprof-compute workload")
+    if (path / "sysinfo.csv").is_file():
+        wl.sysinfo, notes = sysinfo.read_sysinfo(path / "sysinfo.csv")
+        wl.notes += notes
+        wl.gfx = wl.sysinfo.get("gfx") or ""
+    if (path / "roofline.csv").is_file():
+        wl.roofline = sysinfo.read_roofline(path / "roofline.csv")
+    pass_files = sorted(
+        (p for p in path.iterdir() if _PASS.match(p.name)), key=lambda p: int(_PASS.match(p.name).group(1))
+    )
+    merged = path / "pmc_perf.csv"
+    dispatches = _read_counters(merged) if merged.is_file() else None
+    if pass_files:
+        passes = [_read_counters(p) for p in pass_files]
+        dispatches = join.merge_passes(dispatches, passes, f"pmc_perf_0..{len(pass_files) - 1}.csv")
+    if not dispatches:
+        raise InputError("no dispatches in pmc_perf.csv", where=str(path))
+    ts = path / "timestamps.csv"
+    if ts.is_file():
+        timing = rocprof_v1.read(ts, keep=())
+        n = join.apply_timing(dispatches, timing, "timestamps.csv (counter-free timing pass)")
+        if n < len(dispatches):
+            wl.notes.append(
+                f"timestamps.csv matched {n} of {len(dispatches)} dispatches by (kernel, grid, occurrence);"
+                " the others keep counter-pass timestamps"
+            )
+    wl.dispatches = dispatches
+    return wl

@@ -1,0 +1,105 @@
+"""rocprofv3 CSV output: ``*_counter_collection.csv`` (long), ``*_kernel_trace.csv`` (timing)
+and ``*_agent_info.csv`` (gfx target, XCC count, wave size).
+
+A kernel trace taken without counters is the clean timing source; it is joined to the counter
+dispatches by (kernel, grid, occurrence).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfmodel.errors import InputError
+from perfmodel.readers import csvio, join, rocpd_long
+from perfmodel.readers.records import Dispatch, Workload
+
+PATTERNS = ("*_counter_collection.csv", "*_kernel_trace.csv", "*_agent_info.csv")
+
+
+def find(path: Path, pattern: str) -> list[Path]:
+    return sorted(path.rglob(pattern)) if path.is_dir() else ([path] if path.match(pattern) else [])
+
+
+def read_kernel_trace(path: Path) -> list[Dispatch]:
+    """Timing-only dispatches of a kernel trace (no counters)."""
+    where = str(path)
+    header, rows = csvio.rows(path)
+    csvio.require(header, ("Kernel_Name", "Start_Timestamp", "End_Timestamp"), where, "a kernel trace")
+    col = {h: i for i, h in enumerate(header) if h}
+    out = []
+    for line, row in rows:
+
+        def num(name: str, default: float = 0.0) -> float:
+            i = col.get(name)
+            if i is None or not row[i].strip():  # noqa: B023 - called within this iteration
+                return default
+            return csvio.number(row[i], where=where, column=name, line=line)  # noqa: B023 - called within this iteration
+
+        grid = (
+            int(num("Grid_Size_X", 1) * num("Grid_Size_Y", 1) * num("Grid_Size_Z", 1))
+            if "Grid_Size_X" in col
+            else int(num("Grid_Size"))
+        )
+        d = Dispatch(
+            kernel=csvio.clean_kernel(row[col["Kernel_Name"]]),
+            index=int(num("Dispatch_ID", len(out))),
+            grid=grid,
+            gpu=row[col["GPU_ID"]].strip() if "GPU_ID" in col else "",
+            source=where,
+            time_source=f"{path.name} (kernel trace)",
+        )
+        d.begin_ns = csvio.timestamp(
+            row[col["Start_Timestamp"]], where=where, column="Start_Timestamp", line=line, flags=d.flags
+        )
+        d.end_ns = csvio.timestamp(
+            row[col["End_Timestamp"]], where=where, column="End_Timestamp", line=line, flags=d.flags
+        )
+        out.append(d)
+    if not out:
+        raise InputError("no data rows (header only)", where=where)
+    return out
+
+
+def read_agent_info(path: Path) -> dict:
+    """The GPU agent's gfx target and shape; several different GPU targets are an error."""
+    where = str(path)
+    header, rows = csvio.rows(path)
+    csvio.require(header, ("Agent_Type", "Name"), where, "an agent-info CSV")
+    col = {h: i for i, h in enumerate(header) if h}
+    gpus = []
+    for _line, row in rows:
+        if row[col["Agent_Type"]].strip().upper() != "GPU":
+            continue
+        info = {"gfx": row[col["Name"]].strip().lower()}
+        for key, name in (("num_xcd", "Num_Xcc"), ("wave_size", "Wave_Front_Size"), ("cu", "Cu_Count")):
+            if name in col and row[col[name]].strip():
+                info[key] = float(row[col[name]])
+        gpus.append(info)
+    targets = sorted({g["gfx"] for g in gpus})
+    if len(targets) > 1:
+        raise InputError(
+            f"mixed GPUs in one profile ({', '.join(targets)}); read one agent at a time", where=where
+        )
+    return gpus[0] if gpus else {}
+
+
+def read(path: Path) -> Workload:
+    wl = Workload(path=str(path), format="rocprofv3 csv")
+    counters = find(path, PATTERNS[0])
+    traces = find(path, PATTERNS[1])
+    agents = find(path, PATTERNS[2])
+    if agents:
+        wl.sysinfo = read_agent_info(agents[0])
+        wl.gfx = wl.sysinfo.get("gfx", "")
+    for p in counters:
+        wl.dispatches += rocpd_long.read(p)
+    if traces:
+        timing = [d for p in traces for d in read_kernel_trace(p)]
+        if wl.dispatches:
+            n = join.apply_timing(wl.dispatches, timing, f"{traces[0].name} (kernel trace)")
+            wl.notes.append(f"kernel trace matched {n} of {len(wl.dispatches)} counter dispatches")
+        else:
+            wl.dispatches = timing
+    if not wl.dispatches:
+        raise InputError("no rocprofv3 counter collection or kernel trace found", where=str(path))
+    return wl
