@@ -14,9 +14,8 @@ call evaluates a whole batch of shapes (a sweep, or all cases of one kernel in a
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def flop_key(pipe: str, dtype: str) -> str:

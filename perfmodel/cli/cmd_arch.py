@@ -24,7 +24,7 @@ def archs_rows() -> list[dict]:
             "gfx": a.gfx,
             "cus": a.cus,
             "clock_mhz": a.clock_hz / 1e6,
-            f"mem_tbs": a.bandwidth(mem) / 1e12,
+            "mem_tbs": a.bandwidth(mem) / 1e12,
         }
         mp = a.matrix_pipe
         for d in MATRIX_DTYPES:

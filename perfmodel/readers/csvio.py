@@ -185,6 +185,8 @@ def timestamp(text: str, *, where: str, column: str, line: int, flags: list[str]
     if not t:
         flags.append(f"corrupt-timestamp: empty {column}")
         return None
+    if t.isdigit():
+        return int(t)  # ns since boot exceed 2**53: a float would lose the last digits
     v = number(t, where=where, column=column, line=line)
     if "e" in t.lower():
         flags.append(f"corrupt-timestamp: {column} saved in float notation ({t}), precision lost")

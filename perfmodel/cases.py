@@ -1,0 +1,132 @@
+"""Cases: the input contract. A case is a flat mapping (id, arch, kernel, dtype, parameters),
+given as ``key=value`` words, a YAML list, or JSON lines. Parsing checks every key against the
+kernel's registered parameters and reports the case and key of the first problem.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perfmodel.dtypes import SIZE as DTYPE_SIZES
+from perfmodel.errors import InputError, did_you_mean
+from perfmodel.models.registry import KernelModel, convert_param, get_model
+
+BASE_KEYS = ("id", "arch", "kernel", "dtype")
+
+
+@dataclass
+class Case:
+    """A validated case: parameters converted to their types, defaults filled in."""
+
+    index: int
+    id: str | None
+    arch: str
+    kernel: str
+    dtype: str
+    params: dict[str, Any]
+    model: KernelModel
+
+    @property
+    def where(self) -> str:
+        return case_label(self.index, self.id)
+
+
+def case_label(index: int, case_id: Any, source: str | None = None) -> str:
+    label = f"case {index + 1}" + (f" (id {case_id})" if case_id not in (None, "") else "")
+    return f"{source}: {label}" if source else label
+
+
+def parse_kv(words: list[str], where: str = "command line") -> dict[str, str]:
+    """``["m=4096", "n=4096"]`` -> ``{"m": "4096", "n": "4096"}``."""
+    out: dict[str, str] = {}
+    for w in words:
+        if "=" not in w:
+            raise InputError(f"expected key=value, got {w!r}", where=where)
+        k, v = w.split("=", 1)
+        k = k.strip()
+        if not k:
+            raise InputError(f"expected key=value, got {w!r}", where=where)
+        out[k] = v.strip()
+    return out
+
+
+def load_case_file(path: str) -> list[dict]:
+    """A YAML list of mappings, or JSON lines (one object per line)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise InputError(f"cannot read cases file ({e.strerror})", where=str(p)) from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError("the cases file is empty; expected a YAML list or JSON lines", where=str(p))
+    if p.suffix in (".jsonl", ".json", ".ndjson") or stripped.startswith("{"):
+        rows = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"line {n}: malformed JSON ({e.msg})", where=str(p)) from None
+            if not isinstance(obj, dict):
+                raise InputError(f"line {n}: expected a JSON object per line", where=str(p))
+            rows.append(obj)
+        return rows
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        loc = f"line {mark.line + 1}" if mark else "?"
+        raise InputError(f"malformed YAML at {loc}: {getattr(e, 'problem', '') or e}", where=str(p)) from None
+    if isinstance(data, dict) and "cases" in data:
+        data = data["cases"]
+    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+        raise InputError("expected a YAML list of case mappings (or a mapping with a `cases:` list)", where=str(p))
+    return data
+
+
+def normalize(
+    raw: dict,
+    index: int,
+    default_arch: str | None = None,
+    default_dtype: str | None = None,
+    source: str | None = None,
+    default_kernel: str | None = None,
+) -> Case:
+    """Check one raw case against its kernel's parameters; convert and fill defaults."""
+    cid = raw.get("id")
+    where = case_label(index, cid, source)
+    kernel = raw.get("kernel", default_kernel)
+    if kernel in (None, ""):
+        raise InputError("missing; expected a kernel name such as gemm or attention", where=where, key="kernel")
+    model = get_model(str(kernel), where=where)
+    arch = raw.get("arch", default_arch)
+    if arch in (None, ""):
+        raise InputError("missing; expected an arch key such as mi300x (or --arch)", where=where, key="arch")
+    dtype = str(raw.get("dtype") or default_dtype or model.default_dtype)
+    if dtype not in DTYPE_SIZES:
+        raise InputError(f"unknown dtype '{dtype}'{did_you_mean(dtype, DTYPE_SIZES)}; expected one of {', '.join(DTYPE_SIZES)}", where=where, key="dtype")
+    params: dict[str, Any] = {}
+    for k, v in raw.items():
+        if k in BASE_KEYS:
+            continue
+        if k not in model.params:
+            known = list(model.params) + list(BASE_KEYS)
+            raise InputError(
+                f"unknown parameter for {model.name}{did_you_mean(k, known)}; expected {', '.join(model.params)}",
+                where=where,
+                key=str(k),
+            )
+        params[k] = convert_param(model.params[k], v, where)
+    for name, p in model.params.items():
+        if name not in params:
+            if p.required:
+                raise InputError(f"missing required parameter of {model.name} ({p.help or p.kind.__name__})", where=where, key=name)
+            params[name] = p.default
+    return Case(index, None if cid is None else str(cid), str(arch), model.name, dtype, params, model)

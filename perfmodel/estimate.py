@@ -1,0 +1,237 @@
+"""The time estimator: `Work` on an `Arch` -> `Estimate`, vectorised over a batch of shapes.
+
+time = launch overhead + the largest of
+  - compute terms: FLOPs / achievable rate of the pipe (matrix pipes at the clock they sustain
+    under load, from the archspec's measurements), stretched by wave quantization over the CUs;
+  - memory terms: bytes / achievable bandwidth of each level, where the achievable bandwidth is
+    the measured ceiling (or theoretical x efficiency) capped by Little's law: the bytes the
+    resident waves keep in flight divided by the level's latency.
+Every term is reported, with the ceiling it used; the naive roofline (theoretical peaks, no
+quantization, no latency, no launch) is reported beside it, and headroom = roofline / time.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from perfmodel.arch import Arch
+from perfmodel.work import Work, split_flop_key
+
+
+@functools.lru_cache(maxsize=1)
+def constants() -> dict:
+    import yaml
+
+    return yaml.safe_load((Path(__file__).parent / "model_constants.yaml").read_text())
+
+
+@dataclass
+class Ceilings:
+    """The rates one estimate used, per term, with where each came from."""
+
+    rate: dict[str, float] = field(default_factory=dict)  # term -> FLOP/s or B/s (achievable)
+    peak: dict[str, float] = field(default_factory=dict)  # term -> theoretical
+    provenance: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Estimate:
+    """Arrays of one batch: per-term seconds, total time, bound class, headroom."""
+
+    arch: Arch
+    work: Work
+    terms: dict[str, np.ndarray]  # "compute:mfma:bf16", "memory:hbm", "launch" -> seconds
+    time_s: np.ndarray
+    bound: np.ndarray  # object array of labels
+    roofline_time_s: np.ndarray
+    roofline_bound: np.ndarray
+    ceilings: Ceilings
+    occupancy: dict[str, np.ndarray]
+    notes: list[str]
+
+    @property
+    def headroom(self) -> np.ndarray:
+        """Time at the theoretical roof / predicted time (1 = at the roof)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.time_s > 0, self.roofline_time_s / self.time_s, 1.0)
+
+    @property
+    def flops(self) -> np.ndarray:
+        return np.asarray(self.work.total_flops, dtype=float) * np.ones_like(self.time_s)
+
+    @property
+    def tflops(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.time_s > 0, self.flops / self.time_s / 1e12, 0.0)
+
+
+# --- ceilings -----------------------------------------------------------------------------
+def compute_rate(arch: Arch, pipe: str, dtype: str) -> tuple[float, float, str]:
+    """(achievable FLOP/s, theoretical FLOP/s, provenance) for one (pipe, dtype)."""
+    from perfmodel.archspec import MATRIX_PIPES
+
+    c = constants()
+    if pipe == "sfu" and not arch.has("sfu", dtype):
+        peak = arch.peak_flops("valu", "fp32", plain=True)
+        return peak, peak, "no sfu rate in the spec: counted at the VALU fp32 rate"
+    peak = arch.peak_flops(pipe, dtype)
+    if pipe in MATRIX_PIPES:
+        m = arch.measured_flops(pipe, dtype)
+        if m is not None:
+            return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}"
+        clk = arch.clock_under_load(pipe)
+        eff = c["matrix_efficiency"]["value"]
+        rate = arch.rate(pipe, dtype).value * arch.cus * clk * eff
+        how = f"measured clock {clk / 1e6:.0f} MHz" if clk != arch.clock_hz else "peak clock (no measured clock)"
+        return rate, peak, f"theoretical at {how} x matrix efficiency {eff}"
+    # VALU: general code issues unpacked / single-issue instructions
+    plain = arch.peak_flops(pipe, dtype, plain=True)
+    note = "plain (unpacked, single-issue) VALU rate" if plain != peak else "theoretical VALU rate"
+    return plain, peak, note
+
+
+def bandwidth(arch: Arch, level: str) -> tuple[float, float, str]:
+    """(achievable B/s, theoretical B/s, provenance) for one memory level."""
+    peak = arch.bandwidth(level)
+    m = arch.measured_bandwidth(level)
+    if m is not None:
+        return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}"
+    eff = constants()["bandwidth_efficiency"].get(level, {"value": 0.8})["value"]
+    return peak * eff, peak, f"theoretical x {eff} (median achievable fraction, model_constants.yaml)"
+
+
+def latency_s(arch: Arch, level: str) -> float:
+    return constants()["latency_ns"].get(level, {"value": 338})["value"] * 1e-9
+
+
+# --- occupancy ----------------------------------------------------------------------------
+def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
+    """Resident workgroups per CU from registers, LDS, wave slots; waves on the device."""
+    L = work.launch
+    occ = arch.occupancy
+    wave = arch.wave_size
+    ones = np.ones(shape)
+    wg_size = np.asarray(L.workgroup_size if L else 256, dtype=float) * ones
+    grid = np.asarray(L.grid if L else 0, dtype=float) * ones
+    vgprs = np.asarray(L.vgprs if L else 0, dtype=float) * ones
+    lds = np.asarray(L.lds_bytes if L else 0, dtype=float) * ones
+    waves_per_wg = np.maximum(1.0, np.ceil(wg_size / wave))
+    max_w = occ["max_waves_per_simd"].value
+    gran = occ["vgpr_granule"].value
+    per_lane = occ["vgprs_per_lane"].value
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_vgpr = np.where(vgprs > 0, np.floor(per_lane / (np.ceil(vgprs / gran) * gran)), max_w)
+    waves_per_simd = np.clip(by_vgpr, 1, max_w)
+    wave_slots = waves_per_simd * arch.simds_per_cu
+    wg_by_waves = np.floor(wave_slots / waves_per_wg)
+    lds_per_cu = arch.capacity("lds") / arch.cus
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wg_by_lds = np.where(lds > 0, np.floor(lds_per_cu / np.maximum(lds, 1)), np.inf)
+    wgs_per_cu = np.maximum(1.0, np.minimum(wg_by_waves, wg_by_lds))
+    # grid 0 means "enough work to fill the GPU" (a model that does not say)
+    grid_eff = np.where(grid > 0, grid, arch.cus * wgs_per_cu * 4)
+    resident_wgs = np.minimum(grid_eff, arch.cus * wgs_per_cu)
+    return {
+        "grid": grid_eff,
+        "waves_per_wg": waves_per_wg,
+        "wgs_per_cu": wgs_per_cu,
+        "resident_waves": resident_wgs * waves_per_wg,
+        # fraction of the CU-rounds doing work: (grid / CUs) / ceil(grid / CUs)
+        "quantization": (grid_eff / arch.cus) / np.ceil(grid_eff / arch.cus),
+    }
+
+
+# --- the estimate -------------------------------------------------------------------------
+def _shape(work: Work) -> tuple:
+    arrays = [np.asarray(v) for d in (work.flops, work.bytes_read, work.bytes_write) for v in d.values()]
+    return np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else ()
+
+
+def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
+    """Time a batch of `Work` on `arch`: every term, bound class, naive roofline, headroom."""
+    shape = _shape(work)
+    ones = np.ones(shape)
+    occ = occupancy(arch, work, shape)
+    q = occ["quantization"]
+    ceil = Ceilings()
+    terms: dict[str, np.ndarray] = {}
+    naive: dict[str, np.ndarray] = {}
+    notes = list(work.notes)
+
+    for key, f in work.flops.items():
+        pipe, dtype = split_flop_key(key)
+        rate, peak, prov = compute_rate(arch, pipe, dtype)
+        t = f"compute:{key}"
+        ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
+        f = np.asarray(f, dtype=float) * ones
+        terms[t] = f / rate / q
+        naive[t] = f / peak
+
+    c = constants()
+    bpl = c["bytes_in_flight_per_lane"]["value"]
+    L = work.launch
+    bpw = np.asarray(L.bytes_in_flight_per_wave if L else 0, dtype=float) * ones
+    bpw = np.where(bpw > 0, bpw, bpl * arch.wave_size)
+    in_flight = occ["resident_waves"] * bpw
+    latency_limited: dict[str, np.ndarray] = {}
+    for level, b in work.bytes.items():
+        b = np.asarray(b, dtype=float) * ones
+        if level not in arch.levels:
+            if np.any(b > 0):
+                notes.append(f"{arch.key} has no '{level}' level: its bytes are not timed")
+            continue
+        rate, peak, prov = bandwidth(arch, level)
+        t = f"memory:{level}"
+        ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
+        # Little's law: bandwidth reachable with the bytes the resident waves keep in flight
+        little = in_flight / latency_s(arch, level)
+        eff_bw = np.minimum(rate, little)
+        if level in ("lds", "l1"):
+            eff_bw = eff_bw * q  # per-CU resources idle on CUs without work
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms[t] = np.where(b > 0, b / eff_bw, 0.0)
+        latency_limited[t] = little < rate
+        naive[t] = b / peak
+
+    if not terms:
+        terms["compute:none"] = np.zeros(shape)
+        naive["compute:none"] = np.zeros(shape)
+    names = list(terms)
+    stack = np.stack([terms[n] * ones for n in names])
+    idx = np.argmax(stack, axis=0)
+    body = stack.max(axis=0)
+    labels = np.array([_label(n) for n in names], dtype=object)
+    bound = labels[idx]
+    for n, ll in latency_limited.items():
+        bound = np.where((labels[idx] == n) & ll, "latency", bound)
+    launch = arch.launch_overhead_s if include_launch else 0.0
+    if include_launch:
+        terms["launch"] = np.full(shape, launch)
+        bound = np.where(launch > body, "launch", bound)
+    time_s = body + launch
+
+    nnames = list(naive)
+    nstack = np.stack([naive[n] * ones for n in nnames])
+    nlabels = np.array([_label(n) for n in nnames], dtype=object)
+    return Estimate(
+        arch=arch,
+        work=work,
+        terms=terms,
+        time_s=time_s,
+        bound=bound,
+        roofline_time_s=nstack.max(axis=0),
+        roofline_bound=nlabels[np.argmax(nstack, axis=0)],
+        ceilings=ceil,
+        occupancy=occ,
+        notes=notes,
+    )
+
+
+def _label(term: str) -> str:
+    """'compute:mfma:bf16' -> 'compute:mfma'; 'memory:hbm' stays."""
+    parts = term.split(":")
+    return ":".join(parts[:2])

@@ -1,0 +1,272 @@
+"""Predict: cases -> kernel models -> estimator -> result rows, batched for speed.
+
+Cases that share (arch, kernel, dtype and the text/bool parameters) are evaluated together as
+numpy arrays, so a file of 100k cases costs a handful of vectorised model calls. Results come
+back in input order as plain dicts that follow the output contract (id, arch, kernel, time_us,
+bound, flops, bytes, tflops, ai, ...).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from perfmodel.arch import Arch, load_arch
+from perfmodel.cases import Case, normalize
+from perfmodel.errors import InputError
+from perfmodel.estimate import Estimate, estimate
+
+
+def _group_key(c: Case) -> tuple:
+    cats = tuple((n, c.params[n]) for n in c.model.categorical)
+    nones = tuple(n for n in c.model.numeric if c.params[n] is None)
+    return (c.arch, c.kernel, c.dtype, cats, nones)
+
+
+def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str | None = None):
+    """Call a kernel model; an InputError from inside it names the case."""
+    try:
+        return model.fn(params, arch, dtype)
+    except InputError as e:
+        if where and not e.where:
+            raise InputError(str(e).split(": ", 1)[-1] if e.key else str(e), where=where, key=e.key) from None
+        raise
+
+
+def evaluate(cases: list[Case]) -> list[dict]:
+    """Rows for validated cases, in their order."""
+    groups: dict[tuple, list[Case]] = defaultdict(list)
+    for c in cases:
+        groups[_group_key(c)].append(c)
+    rows: list[dict | None] = [None] * len(cases)
+    pos = {id(c): i for i, c in enumerate(cases)}
+    for (arch_key, _kernel, dtype, cats, nones), members in groups.items():
+        first = members[0]
+        try:
+            arch = load_arch(arch_key)
+        except InputError as e:
+            raise InputError(str(e).split(": ", 1)[-1], where=first.where, key="arch") from None
+        model = first.model
+        params: dict[str, Any] = dict(cats)
+        for n in model.numeric:
+            params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
+        work = run_model(model, params, arch, dtype, where=first.where)
+        est = estimate(work, arch)
+        for j, r in enumerate(result_rows(est, members)):
+            rows[pos[id(members[j])]] = r
+    return rows  # type: ignore[return-value]
+
+
+def _arr(x, n: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(x, dtype=float), (n,))
+
+
+def result_rows(est: Estimate, cases: list[Case]) -> list[dict]:
+    """One output-contract dict per case of a batch."""
+    n = len(cases)
+    arch = est.arch
+    work = est.work
+    mem = arch.memory_level
+    time_s = _arr(est.time_s, n)
+    flops = _arr(work.total_flops, n)
+    bytes_by = {lv: _arr(b, n) for lv, b in work.bytes.items()}
+    flops_by = {k: _arr(v, n) for k, v in work.flops.items()}
+    terms = {k: _arr(v, n) for k, v in est.terms.items()}
+    bound = np.broadcast_to(est.bound, (n,))
+    rtime = _arr(est.roofline_time_s, n)
+    rbound = np.broadcast_to(est.roofline_bound, (n,))
+    L = work.launch
+    tile = None
+    if L is not None and np.any(np.asarray(L.tile_m) > 0):
+        tm, tn, tk = (_arr(getattr(L, a), n) for a in ("tile_m", "tile_n", "tile_k"))
+    grid = _arr(est.occupancy["grid"], n)
+    wgs = _arr(est.occupancy["wgs_per_cu"], n)
+    hb = bytes_by.get(mem, np.zeros(n))
+    out = []
+    for i, c in enumerate(cases):
+        t = float(time_s[i])
+        f = float(flops[i])
+        if L is not None and np.any(np.asarray(L.tile_m) > 0):
+            tile = f"{int(tm[i])}x{int(tn[i])}x{int(tk[i])}"
+        row: dict[str, Any] = {}
+        if c.id is not None:
+            row["id"] = c.id
+        row.update(
+            {
+                "arch": arch.key,
+                "kernel": c.kernel,
+                "dtype": c.dtype,
+                "shape": {k: (int(v) if isinstance(v, float) and v.is_integer() else v) for k, v in c.params.items() if v is not None},
+                "time_us": t * 1e6,
+                "bound": str(bound[i]),
+                "flops": f,
+                "flops_by": {k: float(v[i]) for k, v in flops_by.items()},
+                "bytes": {k: float(v[i]) for k, v in bytes_by.items()},
+                "tflops": f / t / 1e12 if t > 0 else 0.0,
+                "ai": f / float(hb[i]) if hb[i] > 0 else None,
+                "roofline_time_us": float(rtime[i]) * 1e6,
+                "roofline_bound": str(rbound[i]),
+                "headroom": float(rtime[i]) / t if t > 0 else 1.0,
+                "terms_us": {k: float(v[i]) * 1e6 for k, v in terms.items()},
+                "tile": tile,
+                "grid": int(grid[i]),
+                "wgs_per_cu": int(wgs[i]),
+            }
+        )
+        if est.notes:
+            row["notes"] = "; ".join(dict.fromkeys(est.notes))
+        out.append(row)
+    return out
+
+
+def normalize_all(
+    raws: Iterable[dict],
+    archs: list[str] | None = None,
+    dtype: str | None = None,
+    source: str | None = None,
+    kernel: str | None = None,
+) -> list[Case]:
+    """Validate raw cases; with several archs each case is expanded once per arch."""
+    out: list[Case] = []
+    for i, raw in enumerate(raws):
+        if archs and len(archs) > 1 and "arch" not in raw:
+            for a in archs:
+                out.append(normalize(raw, i, a, dtype, source, kernel))
+        else:
+            out.append(normalize(raw, i, archs[0] if archs else None, dtype, source, kernel))
+    return out
+
+
+class Predictions(list):
+    """A list of result dicts that shows as a table in Jupyter."""
+
+    COLUMNS = ("id", "arch", "kernel", "dtype", "time_us", "bound", "tflops", "ai", "headroom", "tile")
+
+    def to_dicts(self) -> list[dict]:
+        return [dict(r) for r in self]
+
+    def _repr_html_(self) -> str:
+        from perfmodel.output import fmt_cell
+
+        cols = [c for c in self.COLUMNS if any(c in r for r in self)] + ["shape"]
+        head = "".join(f"<th>{c}</th>" for c in cols)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{_html_cell(r.get(c), fmt_cell)}</td>" for c in cols) + "</tr>" for r in self
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    def __repr__(self) -> str:
+        from perfmodel.output import render
+
+        return render([{k: r.get(k) for k in self.COLUMNS if k in r} for r in self], "table")
+
+
+def _html_cell(v, fmt_cell) -> str:
+    import html
+
+    if isinstance(v, dict):
+        return html.escape(" ".join(f"{k}={fmt_cell(x)}" for k, x in v.items()))
+    return html.escape(fmt_cell(v))
+
+
+def predict(
+    kernel: str | None = None,
+    arch: str | list[str] = "mi300x",
+    dtype: str | None = None,
+    cases: Iterable[dict] | None = None,
+    **params: Any,
+) -> Predictions:
+    """Predict one case (``predict("gemm", "mi300x", m=4096, n=4096, k=4096)``) or many.
+
+    ``arch`` may be a list for a side-by-side comparison. ``cases`` is an iterable of case dicts
+    (keys as on the command line).
+    """
+    archs = [arch] if isinstance(arch, (str, Arch)) else list(arch)
+    archs = [a.path if isinstance(a, Arch) else a for a in archs]
+    raws = list(cases) if cases is not None else [dict(params, kernel=kernel)]
+    return Predictions(evaluate(normalize_all(raws, archs, dtype, kernel=kernel)))
+
+
+class Sweep:
+    """Arrays from a vectorised sweep, shaped like the broadcast of the inputs."""
+
+    def __init__(self, est: Estimate, shape: tuple):
+        self.estimate = est
+        self.shape = shape
+
+    def _r(self, x) -> np.ndarray:
+        return np.broadcast_to(np.asarray(x), self.shape)
+
+    @property
+    def time_s(self) -> np.ndarray:
+        return self._r(self.estimate.time_s)
+
+    @property
+    def bound(self) -> np.ndarray:
+        return self._r(self.estimate.bound)
+
+    @property
+    def tflops(self) -> np.ndarray:
+        return self._r(self.estimate.tflops)
+
+    @property
+    def headroom(self) -> np.ndarray:
+        return self._r(self.estimate.headroom)
+
+    @property
+    def roofline_time_s(self) -> np.ndarray:
+        return self._r(self.estimate.roofline_time_s)
+
+    def term(self, name: str) -> np.ndarray:
+        return self._r(self.estimate.terms[name])
+
+    @property
+    def terms(self) -> list[str]:
+        return list(self.estimate.terms)
+
+
+def sweep(kernel: str, arch: str | Arch = "mi300x", dtype: str | None = None, **params: Any) -> Sweep:
+    """Vectorised: numeric parameters may be numpy arrays (broadcast together); returns arrays.
+
+    ``sweep("gemm", "mi300x", "bf16", m=M[:, None], n=N[None, :], k=4096).bound`` is a 2-D map of
+    bound classes over M x N.
+    """
+    from perfmodel.models.registry import convert_param, get_model
+
+    model = get_model(kernel)
+    a = load_arch(arch)
+    dtype = dtype or model.default_dtype
+    for k in params:
+        if k not in model.params:
+            from perfmodel.errors import did_you_mean
+
+            raise InputError(f"unknown parameter for {kernel}{did_you_mean(k, model.params)}", key=k)
+    arrays = {k: np.asarray(v) for k, v in params.items() if model.params[k].kind in (int, float)}
+    shape = np.broadcast_shapes(*[v.shape for v in arrays.values()]) if arrays else ()
+    p: dict[str, Any] = {}
+    for name, spec in model.params.items():
+        if name in arrays:
+            v = np.broadcast_to(arrays[name].astype(float), shape).ravel()
+            if np.any(v < spec.minimum) or not np.all(np.isfinite(v)):
+                raise InputError(f"expected values >= {spec.minimum:g}", key=name)
+            p[name] = v
+        elif name in params:
+            p[name] = convert_param(spec, params[name], None)
+        elif spec.required:
+            raise InputError(f"missing required parameter of {kernel}", key=name)
+        else:
+            p[name] = spec.default
+    work = run_model(model, p, a, dtype)
+    est = estimate(work, a)
+    # results are flat over the batch; reshape lazily through the Sweep
+    return _ReshapedSweep(est, shape)
+
+
+class _ReshapedSweep(Sweep):
+    def _r(self, x) -> np.ndarray:
+        x = np.asarray(x)
+        n = int(np.prod(self.shape)) if self.shape else 1
+        return np.broadcast_to(x, (n,)).reshape(self.shape) if x.ndim <= 1 else x
