@@ -1,0 +1,155 @@
+"""rocpd SQLite: a small database with the published rocprofiler-sdk rocpd schema (tables
+suffixed with the session uuid, plain-named views) holding real MI300X vcopy values."""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from perfmodel.counters import derive_workload
+from perfmodel.errors import InputError
+from perfmodel.readers import detect_format, read_workload
+
+DATA = Path(__file__).parent / "data" / "rocprof"
+LONG = DATA / "rocm-systems/tests_workloads_2025/vcopy/MI300X_A1_rocpd/pmc_perf.csv"
+UUID = "_0195f0a1_7c2e_7000_8000_000000000001"
+
+SCHEMA = """
+CREATE TABLE `rocpd_info_agent{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  "guid" TEXT NOT NULL DEFAULT 'g', "nid" INTEGER NOT NULL, "pid" INTEGER NOT NULL,
+  "type" TEXT CHECK ("type" IN ('CPU', 'GPU')), "absolute_index" INTEGER, "logical_index" INTEGER,
+  "type_index" INTEGER, "uuid" INTEGER, "name" TEXT, "generic_name" TEXT, "model_name" TEXT,
+  "vendor_name" TEXT, "product_name" TEXT, "extdata" JSONB DEFAULT '{{}}' NOT NULL);
+CREATE TABLE `rocpd_info_pmc{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  "guid" TEXT NOT NULL DEFAULT 'g', "nid" INTEGER NOT NULL, "pid" INTEGER NOT NULL, "agent_id" INTEGER,
+  "target_arch" TEXT, "event_code" INT, "instance_id" INTEGER, "name" TEXT NOT NULL, "symbol" TEXT NOT NULL,
+  "qualifier" TEXT, "description" TEXT, "long_description" TEXT DEFAULT '', "component" TEXT,
+  "units" TEXT DEFAULT '', "value_type" TEXT, "block" TEXT, "expression" TEXT, "is_constant" INTEGER,
+  "is_derived" INTEGER, "extdata" JSONB DEFAULT '{{}}' NOT NULL);
+CREATE TABLE `rocpd_info_kernel_symbol{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  "guid" TEXT NOT NULL DEFAULT 'g', "nid" INTEGER NOT NULL, "pid" INTEGER NOT NULL,
+  "code_object_id" INTEGER NOT NULL, "kernel_name" TEXT, "display_name" TEXT, "kernel_object" INTEGER,
+  "kernarg_segment_size" INTEGER, "kernarg_segment_alignment" INTEGER, "group_segment_size" INTEGER,
+  "private_segment_size" INTEGER, "sgpr_count" INTEGER, "arch_vgpr_count" INTEGER,
+  "accum_vgpr_count" INTEGER, "extdata" JSONB DEFAULT '{{}}' NOT NULL);
+CREATE TABLE `rocpd_event{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  "guid" TEXT NOT NULL DEFAULT 'g', "category_id" INTEGER, "stack_id" INTEGER, "parent_stack_id" INTEGER,
+  "correlation_id" INTEGER, "extdata" JSONB DEFAULT '{{}}' NOT NULL);
+CREATE TABLE `rocpd_pmc_event{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  "guid" TEXT NOT NULL DEFAULT 'g', "event_id" INTEGER, "pmc_id" INTEGER NOT NULL,
+  "value" REAL DEFAULT 0.0, "extdata" JSONB DEFAULT '{{}}');
+CREATE TABLE `rocpd_kernel_dispatch{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+  "guid" TEXT NOT NULL DEFAULT 'g', "nid" INTEGER NOT NULL, "pid" INTEGER NOT NULL, "tid" INTEGER,
+  "agent_id" INTEGER NOT NULL, "kernel_id" INTEGER NOT NULL, "dispatch_id" INTEGER NOT NULL,
+  "queue_id" INTEGER NOT NULL, "stream_id" INTEGER NOT NULL, "start" BIGINT NOT NULL, "end" BIGINT NOT NULL,
+  "private_segment_size" INTEGER, "group_segment_size" INTEGER, "workgroup_size_x" INTEGER NOT NULL,
+  "workgroup_size_y" INTEGER NOT NULL, "workgroup_size_z" INTEGER NOT NULL, "grid_size_x" INTEGER NOT NULL,
+  "grid_size_y" INTEGER NOT NULL, "grid_size_z" INTEGER NOT NULL, "region_name_id" INTEGER,
+  "event_id" INTEGER, "extdata" JSONB DEFAULT '{{}}' NOT NULL);
+"""
+VIEWS = (
+    "rocpd_info_agent",
+    "rocpd_info_pmc",
+    "rocpd_info_kernel_symbol",
+    "rocpd_event",
+    "rocpd_pmc_event",
+    "rocpd_kernel_dispatch",
+)
+COUNTERS = (
+    "TCC_BUBBLE_sum",
+    "TCC_EA0_RDREQ_sum",
+    "TCC_EA0_RDREQ_32B_sum",
+    "TCC_EA0_WRREQ_sum",
+    "TCC_EA0_WRREQ_64B_sum",
+    "TCP_TCC_READ_REQ_sum",
+    "TCP_TCC_WRITE_REQ_sum",
+    "SQ_WAVES",
+    "TCP_TCC_ATOMIC_WITH_RET_REQ_sum",
+    "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum",
+)
+
+
+def build_db(path: Path, gfx_names=("gfx942",)) -> None:
+    with open(LONG, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["Counter_Name"] in COUNTERS]
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA.format(u=UUID))
+    for v in VIEWS:
+        con.execute(f"CREATE VIEW `{v}` AS SELECT * FROM `{v}{UUID}`")
+    for i, g in enumerate(gfx_names, start=1):
+        con.execute(
+            f"INSERT INTO `rocpd_info_agent{UUID}` (id, nid, pid, type, absolute_index, name, product_name)"
+            " VALUES (?, 1, 1, 'GPU', ?, ?, 'AMD Instinct MI300X')",
+            (i, i + 1, g),
+        )
+    con.execute(
+        f"INSERT INTO `rocpd_info_kernel_symbol{UUID}` (id, nid, pid, code_object_id, kernel_name,"
+        " display_name, arch_vgpr_count, accum_vgpr_count, sgpr_count) VALUES (1, 1, 1, 1, ?, ?, 4, 4, 16)",
+        (rows[0]["Kernel_Name"] + ".kd", rows[0]["Kernel_Name"]),
+    )
+    pmc_ids = {}
+    for name in COUNTERS:
+        cur = con.execute(
+            f"INSERT INTO `rocpd_info_pmc{UUID}` (nid, pid, agent_id, name, symbol) VALUES (1,1,1,?,?)",
+            (name, name),
+        )
+        pmc_ids[name] = cur.lastrowid
+    dispatches = sorted({r["Dispatch_ID"] for r in rows}, key=int)
+    for k, did in enumerate(dispatches, start=1):
+        mine = [r for r in rows if r["Dispatch_ID"] == did]
+        t = next(r for r in mine if r["Counter_Name"] == "SQ_WAVES")
+        agent = 1 + (k - 1) % len(gfx_names)
+        con.execute(f"INSERT INTO `rocpd_event{UUID}` (id, correlation_id) VALUES (?, ?)", (k, k))
+        con.execute(
+            f"INSERT INTO `rocpd_kernel_dispatch{UUID}` (nid, pid, tid, agent_id, kernel_id, dispatch_id,"
+            ' queue_id, stream_id, start, "end", group_segment_size, workgroup_size_x, workgroup_size_y,'
+            " workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id)"
+            " VALUES (1,1,1,?,1,?,1,0,?,?,0,256,1,1,?,1,1,?)",
+            (agent, int(did), int(t["Start_Timestamp"]), int(t["End_Timestamp"]), int(t["Grid_Size"]), k),
+        )
+        for r in mine:
+            con.execute(
+                f"INSERT INTO `rocpd_pmc_event{UUID}` (event_id, pmc_id, value) VALUES (?,?,?)",
+                (k, pmc_ids[r["Counter_Name"]], float(r["Counter_Value"])),
+            )
+    con.commit()
+    con.close()
+
+
+def test_rocpd_sqlite_vcopy(tmp_path):
+    db = tmp_path / "vcopy_results.db"
+    build_db(db)
+    assert detect_format(db) == "rocpd sqlite"
+    assert detect_format(tmp_path) == "rocpd sqlite"
+    wl = read_workload(db)
+    assert wl.gfx == "gfx942" and len(wl.dispatches) == 3
+    d = wl.dispatches[0]
+    assert d.kernel == "vecCopy(double*, double*, double*, int, int)"
+    assert d.grid == 1048576 and d.workgroup == 256
+    assert d.duration_ns == 13386729952881845 - 13386729952874594
+    ms = derive_workload(wl)
+    for m in ms:
+        assert m.bytes_read["hbm"] == pytest.approx(8 * 2**20, rel=0.01)
+        assert m.bytes_write["hbm"] == pytest.approx(8 * 2**20, rel=0.01)
+
+
+def test_rocpd_sqlite_mixed_gpus(tmp_path):
+    db = tmp_path / "mixed.db"
+    build_db(db, gfx_names=("gfx942", "gfx90a"))
+    with pytest.raises(InputError, match="mixed GPUs") as e:
+        read_workload(db)
+    assert "\n" not in str(e.value)
+
+
+def test_rocpd_sqlite_wrong_schema(tmp_path):
+    db = tmp_path / "other.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE kernels (name TEXT, start INTEGER)")
+    con.commit()
+    con.close()
+    with pytest.raises(InputError, match=r"rocpd_kernel_dispatch missing \(wrong schema\)") as e:
+        read_workload(db)
+    assert "\n" not in str(e.value)
