@@ -109,8 +109,9 @@ class RooflineModel:
                     "measured": c.measured / 1e12 if c.measured else None,
                     "unit": "TFLOP/s",
                     "ridge_vs_" + self.arch.memory_level: ridge(c.theoretical, hbm.theoretical) if hbm else None,
-                    "source": c.source,
+                    "source": c.source.split(":")[0],
                     "measured_by": c.measured_source,
+                    "source_text": c.source,
                 }
             )
         for m in self.memory:
@@ -122,8 +123,9 @@ class RooflineModel:
                     "measured": m.measured / 1e12 if m.measured else None,
                     "unit": "TB/s",
                     "ridge_vs_" + self.arch.memory_level: None,
-                    "source": m.source,
+                    "source": m.source.split(":")[0],
                     "measured_by": m.measured_source,
+                    "source_text": m.source,
                 }
             )
         return rows

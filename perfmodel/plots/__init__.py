@@ -1,0 +1,1 @@
+"""Plots (matplotlib is imported lazily, only here)."""
