@@ -189,12 +189,12 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
         ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
         # Little's law: bandwidth reachable with the bytes the resident waves keep in flight
         little = in_flight / latency_s(arch, level)
-        eff_bw = np.minimum(rate, little)
-        if level in ("lds", "l1"):
-            eff_bw = eff_bw * q  # per-CU resources idle on CUs without work
+        # per-CU resources (LDS, L1) idle on CUs without work: scale by the quantization
+        per_cu_rate = rate * q if level in ("lds", "l1") else rate * ones
+        eff_bw = np.minimum(per_cu_rate, little)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms[t] = np.where(b > 0, b / eff_bw, 0.0)
-        latency_limited[t] = little < rate
+        latency_limited[t] = little < per_cu_rate
         naive[t] = b / peak
 
     if not terms:

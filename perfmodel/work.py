@@ -62,8 +62,9 @@ class Work:
         return {lv: self.bytes_read.get(lv, 0.0) + self.bytes_write.get(lv, 0.0) for lv in levels}
 
     @property
-    def total_flops(self) -> float:
-        return float(sum(self.flops.values()))
+    def total_flops(self):
+        """Sum over pipes and dtypes (an array for a batch)."""
+        return sum(self.flops.values()) if self.flops else 0.0
 
     def add_flops(self, pipe: str, dtype: str, n) -> None:
         k = flop_key(pipe, dtype)

@@ -1,0 +1,102 @@
+"""`perfmodel predict`: time, bound and headroom of kernels from their shapes."""
+
+from __future__ import annotations
+
+import click
+
+from perfmodel.cli.options import emit, format_option, output_option
+
+TABLE_COLUMNS = [
+    "id",
+    "arch",
+    "kernel",
+    "dtype",
+    "shape",
+    "time_us",
+    "bound",
+    "tflops",
+    "ai",
+    "roofline_time_us",
+    "headroom",
+    "tile",
+]
+HEADERS = {"time_us": "time_us", "roofline_time_us": "roofline_us", "ai": "ai(F/B)"}
+
+
+def _shape_text(shape: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in shape.items())
+
+
+def table_rows(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]]:
+    """Compact rows for table/md/csv: the shape as one text cell; terms only with --terms."""
+    out = []
+    for r in rows:
+        t = {k: r.get(k) for k in TABLE_COLUMNS if k in r or k == "tile"}
+        t["shape"] = _shape_text(r["shape"])
+        if detail:
+            for k, v in r["terms_us"].items():
+                t[f"{k}_us"] = v
+            for lv, b in r["bytes"].items():
+                t[f"bytes.{lv}"] = b
+        out.append(t)
+    cols = [c for c in TABLE_COLUMNS if any(c in r for r in out)]
+    if detail:
+        extra = list(dict.fromkeys(k for r in out for k in r if k not in cols))
+        cols += extra
+    return out, cols
+
+
+@click.command("predict", context_settings={"ignore_unknown_options": False})
+@click.argument("kernel", required=False)
+@click.argument("params", nargs=-1)
+@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path; repeat (or comma-separate) for a side-by-side comparison. [default: mi300x]")
+@click.option("--dtype", default=None, help="Data type (fp64 fp32 tf32 fp16 bf16 fp8 int8 ...); default per kernel.")
+@click.option("--cases", "cases_file", type=click.Path(dir_okay=False), default=None, help="A YAML list or JSON lines of cases.")
+@click.option("--terms", is_flag=True, help="Table/csv/md: add every time term and the bytes per level.")
+@click.option("-o", "plot", default=None, help="Also place the cases on the roofline of the first arch (.png/.svg/.pdf).")
+@format_option
+@output_option
+def predict_command(kernel, params, archs, dtype, cases_file, terms, plot, fmt, output) -> None:
+    """Predict time, bound class and headroom from a kernel's shape.
+
+    \b
+    perfmodel predict gemm m=4096 n=4096 k=4096 --arch mi300x --dtype bf16
+    perfmodel predict attention batch=1 heads=32 seq_q=8192 head_dim=128 causal=true --arch mi300x,mi355x
+    perfmodel predict --cases kernels/suite.yaml --format jsonl
+    """
+    from perfmodel.cases import load_case_file, parse_kv
+    from perfmodel.errors import InputError
+    from perfmodel.output import render
+    from perfmodel.predict import evaluate, normalize_all
+
+    arch_list = [a for spec in archs for a in spec.split(",") if a] or None
+    if cases_file:
+        if kernel or params:
+            raise InputError("give either --cases FILE or KERNEL key=value ..., not both", key="--cases")
+        raws = load_case_file(cases_file)
+        source = cases_file
+    else:
+        if not kernel:
+            raise InputError("missing KERNEL (e.g. gemm) or --cases FILE; see perfmodel predict --help", key="kernel")
+        raw = parse_kv(list(params))
+        raw.setdefault("kernel", kernel)
+        raws, source = [raw], None
+    rows = evaluate(normalize_all(raws, arch_list or ["mi300x"], dtype, source=source))
+    if plot:
+        from perfmodel.plots.roofline_plot import plot_roofline
+        from perfmodel.roofline import roofline
+
+        first = rows[0]["arch"] if rows else "mi300x"
+        model = roofline(next((c for c in (arch_list or ["mi300x"]) if c.endswith(first) or first in c), first))
+        pts = [
+            {"label": r.get("id") or r["kernel"], "flops": r["flops"], "bytes": r["bytes"], "time_s": r["time_us"] * 1e-6}
+            for r in rows
+            if r["arch"] == model.arch.key
+        ]
+        plot_roofline(model, plot, points=pts)
+    if fmt in ("json", "jsonl"):
+        text = render(rows, fmt)
+    else:
+        trows, cols = table_rows(rows, terms or fmt == "csv")
+        text = render(trows, fmt, columns=cols, headers=HEADERS, title=None if fmt == "csv" else "perfmodel predict")
+    emit(text, output)
