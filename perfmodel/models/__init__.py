@@ -20,6 +20,7 @@ MODEL_MODULES = (
     "attention",
     "conv2d",
     "moe",
+    "mixbench",
 )
 
 _loaded = False
