@@ -27,6 +27,16 @@ def archspec_dir() -> Path:
     raise InputError("the shipped archspecs folder is missing from this installation")
 
 
+def data_path(*parts: str) -> Path:
+    """A shipped data file (archspecs/, kernels/suite.yaml) in the wheel or the repo."""
+    here = Path(__file__).resolve().parent
+    for base in (here / "_data", here.parent):
+        cand = base.joinpath(*parts)
+        if cand.exists():
+            return cand
+    raise InputError(f"the shipped file {'/'.join(parts)} is missing from this installation")
+
+
 def arch_keys() -> list[str]:
     return sorted(p.stem for p in archspec_dir().glob("*.yaml"))
 

@@ -52,17 +52,19 @@ def table_rows(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]]:
 @click.option("--arch", "archs", multiple=True, help="Arch key or archspec path; repeat (or comma-separate) for a side-by-side comparison. [default: mi300x]")
 @click.option("--dtype", default=None, help="Data type (fp64 fp32 tf32 fp16 bf16 fp8 int8 ...); default per kernel.")
 @click.option("--cases", "cases_file", type=click.Path(dir_okay=False), default=None, help="A YAML list or JSON lines of cases.")
+@click.option("--suite", is_flag=True, help="Run the built-in suite of realistic cases (kernels/suite.yaml).")
 @click.option("--terms", is_flag=True, help="Table/csv/md: add every time term and the bytes per level.")
 @click.option("-o", "plot", default=None, help="Also place the cases on the roofline of the first arch (.png/.svg/.pdf).")
 @format_option
 @output_option
-def predict_command(kernel, params, archs, dtype, cases_file, terms, plot, fmt, output) -> None:
+def predict_command(kernel, params, archs, dtype, cases_file, suite, terms, plot, fmt, output) -> None:
     """Predict time, bound class and headroom from a kernel's shape.
 
     \b
     perfmodel predict gemm m=4096 n=4096 k=4096 --arch mi300x --dtype bf16
     perfmodel predict attention batch=1 heads=32 seq_q=8192 head_dim=128 causal=true --arch mi300x,mi355x
     perfmodel predict --cases kernels/suite.yaml --format jsonl
+    perfmodel predict --suite --arch mi300x -o suite.png
     """
     from perfmodel.cases import load_case_file, parse_kv
     from perfmodel.errors import InputError
@@ -70,6 +72,12 @@ def predict_command(kernel, params, archs, dtype, cases_file, terms, plot, fmt, 
     from perfmodel.predict import evaluate, normalize_all
 
     arch_list = [a for spec in archs for a in spec.split(",") if a] or None
+    if suite:
+        from perfmodel.arch import data_path
+
+        if cases_file:
+            raise InputError("give either --suite or --cases FILE, not both", key="--suite")
+        cases_file = str(data_path("kernels", "suite.yaml"))
     if cases_file:
         if kernel or params:
             raise InputError("give either --cases FILE or KERNEL key=value ..., not both", key="--cases")
