@@ -317,9 +317,11 @@ def load_yaml(path: Path) -> Any:
     import yaml
 
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise InputError(f"cannot read file ({e.strerror})", where=str(path)) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not a UTF-8 text file (byte {e.start}); expected archspec YAML", where=str(path)) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
