@@ -69,7 +69,7 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, terms, plot
     from perfmodel.cases import load_case_file, parse_kv
     from perfmodel.errors import InputError
     from perfmodel.output import render
-    from perfmodel.predict import evaluate, normalize_all
+    from perfmodel.prediction import evaluate, normalize_all
 
     arch_list = [a for spec in archs for a in spec.split(",") if a] or None
     if suite:

@@ -27,7 +27,7 @@ def roofline_command(arch, dtypes, cases, measured, plot, sparse, fmt, output) -
     points = []
     if cases:
         from perfmodel.cases import load_case_file
-        from perfmodel.predict import evaluate, normalize_all
+        from perfmodel.prediction import evaluate, normalize_all
 
         rows = evaluate(normalize_all(load_case_file(cases), [model.arch.path], source=cases))
         points = [

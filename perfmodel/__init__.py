@@ -1,0 +1,42 @@
+"""perfmodel: roofline performance models for AMD Instinct (CDNA) and Radeon (RDNA) GPUs.
+
+The Python API for notebooks::
+
+    import perfmodel
+    perfmodel.predict("gemm", "mi300x", dtype="bf16", m=4096, n=4096, k=4096)
+    perfmodel.sweep("gemm", "mi300x", "bf16", m=M[:, None], n=N[None, :], k=4096).bound
+    perfmodel.load_arch("mi355x").peak_flops("mfma", "fp8")
+
+Names are imported on first use, so ``import perfmodel`` (and the CLI) start fast.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "predict": ("perfmodel.prediction", "predict"),
+    "sweep": ("perfmodel.prediction", "sweep"),
+    "Predictions": ("perfmodel.prediction", "Predictions"),
+    "load_arch": ("perfmodel.arch", "load_arch"),
+    "arch_keys": ("perfmodel.arch", "arch_keys"),
+    "Arch": ("perfmodel.arch", "Arch"),
+    "roofline": ("perfmodel.roofline", "roofline"),
+    "estimate": ("perfmodel.estimate", "estimate"),
+    "Work": ("perfmodel.work", "Work"),
+    "InputError": ("perfmodel.errors", "InputError"),
+    "read_workload": ("perfmodel.readers", "read_workload"),
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        mod, attr = _LAZY[name]
+        value = getattr(importlib.import_module(mod), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'perfmodel' has no attribute {name!r}")

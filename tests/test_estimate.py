@@ -1,0 +1,155 @@
+"""The time estimator: invariants over every kernel family and arch, and its constants."""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+import pytest
+import yaml
+
+from perfmodel.arch import load_all, load_arch
+from perfmodel.estimate import constants, estimate
+from perfmodel.models import load_all_models
+from perfmodel.models.registry import MODELS
+from perfmodel.prediction import sweep
+
+ARCHS = ["mi300x", "mi210", "mi355x", "rx7900xtx", "rx6900xt", "h100"]
+
+# one realistic shape per family, used to build random batches around it
+BASE = {
+    "gemm": {"m": 4096, "n": 4096, "k": 4096},
+    "grouped_gemm": {"groups": 8, "m": 512, "n": 4096, "k": 4096},
+    "attention": {"batch": 2, "heads": 32, "seq_q": 4096, "head_dim": 128},
+    "softmax": {"rows": 8192, "cols": 4096},
+    "layernorm": {"rows": 8192, "cols": 4096},
+    "rmsnorm": {"rows": 8192, "cols": 4096},
+    "stream": {"op": "triad", "n": 2**25},
+    "elementwise": {"n": 2**26},
+    "reduction": {"n": 2**26},
+    "transpose": {"rows": 8192, "cols": 8192},
+    "conv2d": {"n": 32, "c": 64, "h": 56, "w": 56, "k": 64, "r": 3, "s": 3, "pad": 1},
+    "moe": {"tokens": 4096, "experts": 8, "topk": 2, "hidden": 4096, "inter": 14336},
+    "stencil": {"nx": 256, "ny": 256, "nz": 256},
+    "mixbench": None,  # validated against real data in test_validate.py
+}
+
+
+def families():
+    load_all_models()
+    return [k for k in MODELS if BASE.get(k) is not None]
+
+
+def dtype_for(arch, family):
+    if family in ("stream", "stencil"):
+        return "fp64"
+    return "fp16" if arch.has(arch.matrix_pipe or "valu", "fp16") else "fp32"
+
+
+def scaled(base: dict, scale: np.ndarray) -> dict:
+    """The base shape with every size scaled (numbers only), at least 1."""
+    out = {}
+    for k, v in base.items():
+        if isinstance(v, (int, float)) and k not in ("r", "s", "pad", "stride", "topk", "experts", "points", "head_dim"):
+            out[k] = np.maximum(1, np.round(v * scale))
+        else:
+            out[k] = v
+    return out
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("family", families())
+def test_time_never_below_theoretical_roof_and_bound_matches_largest_term(arch, family):
+    a = load_arch(arch)
+    rng = np.random.default_rng(0)
+    scale = np.exp(rng.uniform(np.log(1 / 64), np.log(4), 200))
+    s = sweep(family, a, dtype_for(a, family), **scaled(BASE[family], scale))
+    t = s.time_s
+    assert t.shape == (200,)
+    assert np.all(np.isfinite(t)) and np.all(t > 0)
+    assert np.all(t >= s.roofline_time_s * (1 - 1e-9)), "an estimate beat the theoretical roofline"
+    assert np.all(s.headroom <= 1 + 1e-9)
+    # the bound names the largest term (or launch/latency, which are explicit)
+    terms = [n for n in s.terms if n != "launch"]
+    stack = np.stack([s.term(n) for n in terms])
+    largest = np.array([":".join(terms[i].split(":")[:2]) for i in np.argmax(stack, axis=0)])
+    ok = (s.bound == largest) | (s.bound == "launch") | (s.bound == "latency")
+    assert ok.all(), set(zip(s.bound[~ok], largest[~ok]))
+
+
+@pytest.mark.parametrize("family", families())
+def test_time_is_monotonic_in_problem_size(family):
+    a = load_arch("mi300x")
+    scale = np.geomspace(1 / 32, 8, 60)
+    s = sweep(family, a, dtype_for(a, family), **scaled(BASE[family], scale))
+    t = s.time_s
+    # tile choice may make a slightly bigger problem a hair faster; allow 2% noise, no more
+    assert np.all(t[1:] >= t[:-1] * 0.98), t
+
+
+def test_small_kernel_is_launch_bound_and_big_stream_is_memory_bound():
+    a = load_arch("mi300x")
+    s = sweep("stream", a, "fp64", op="copy", n=np.array([256, 2**28]))
+    assert s.bound[0] == "launch"
+    assert s.bound[1] == "memory:hbm"
+    # the big copy runs at the measured BabelStream bandwidth within 5%
+    bw = 2 * 8 * 2**28 / s.time_s[1]
+    assert bw == pytest.approx(a.measured_bandwidth("hbm").value, rel=0.05)
+
+
+def test_matrix_gemm_is_compute_bound_at_the_measured_clock():
+    a = load_arch("mi300x")
+    s = sweep("gemm", a, "bf16", m=8192, n=8192, k=8192)
+    assert str(s.bound[0]) == "compute:mfma"
+    achieved = 2 * 8192**3 / s.time_s[0]
+    measured = a.measured_flops("mfma", "bf16").value
+    # a large square GEMM lands near the measured hipBLASLt rate, never above it
+    assert 0.7 * measured < achieved <= measured * 1.0001
+
+
+def test_bandwidth_efficiency_constants_are_the_medians_of_the_shipped_specs():
+    """model_constants.yaml says these are medians of measured/theoretical: recompute them."""
+    ratios: dict[str, list[float]] = {}
+    for a in load_all():
+        for lv in a.levels:
+            m = a.measured_bandwidth(lv)
+            if m is None:
+                continue
+            r = m.value / a.bandwidth(lv)
+            if r >= 0.999:  # the spec's "theoretical" is the measured figure itself: no information
+                continue
+            ratios.setdefault("hbm" if lv == "vram" else lv, []).append(r)
+    eff = constants()["bandwidth_efficiency"]
+    for lv in ("hbm", "l2", "l1", "lds", "mall"):
+        assert lv in ratios, lv
+        assert eff[lv]["value"] == pytest.approx(statistics.median(ratios[lv]), abs=0.011), lv
+    assert eff["vram"]["value"] == eff["hbm"]["value"]
+
+
+def test_matrix_efficiency_matches_the_measured_mi300x_gemm():
+    a = load_arch("mi300x")
+    m = a.measured_flops("mfma", "bf16")
+    at_clock = a.rate("mfma", "bf16").value * a.cus * m.extra["clock"] * 1e6
+    assert constants()["matrix_efficiency"]["value"] == pytest.approx(m.value / at_clock, abs=0.005)
+
+
+def test_every_term_reports_its_ceiling_provenance():
+    a = load_arch("mi300x")
+    from perfmodel.models.registry import get_model
+
+    w = get_model("stream").fn({"op": "triad", "n": np.array([2.0**26])}, a, "fp64")
+    e = estimate(w, a)
+    assert e.ceilings.provenance["memory:hbm"].startswith("measured: BabelStream")
+    assert "model_constants" in e.ceilings.provenance["memory:l2"]
+
+
+def test_constants_file_is_well_formed():
+    from pathlib import Path
+
+    import perfmodel
+
+    data = yaml.safe_load((Path(perfmodel.__file__).parent / "model_constants.yaml").read_text())
+    for name, entry in data["bandwidth_efficiency"].items():
+        assert 0 < entry["value"] <= 1 and entry["source"], name
+    for name, entry in data["latency_ns"].items():
+        assert entry["value"] > 0 and entry["source"], name
