@@ -1,0 +1,43 @@
+"""`elementwise`: a vectorised map over n elements reading ``reads`` and writing ``writes``
+arrays with ``flops_per_element`` VALU FLOPs per element (PyTorch's vectorized elementwise
+kernel shape: 256 work-items, 16 B per lane per array and access)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfmodel import dtypes
+from perfmodel.models import streaming_common as sc
+from perfmodel.models.registry import REQUIRED, Param, register
+from perfmodel.work import Launch, Work
+
+WG = 256
+
+
+@register(
+    "elementwise",
+    params=[
+        Param("n", int, REQUIRED, help="elements per array"),
+        Param("reads", float, 1, minimum=0, help="arrays read (n elements each)"),
+        Param("writes", float, 1, minimum=0, help="arrays written (n elements each)"),
+        Param("flops_per_element", float, 1, minimum=0, help="VALU FLOPs per element (FMA = 2)"),
+    ],
+    doc="elementwise map: n elements, `reads` input and `writes` output arrays",
+    default_dtype="fp16",
+)
+def elementwise(p: dict, arch, dtype: str) -> Work:
+    n = np.asarray(p["n"], dtype=float)
+    reads = np.asarray(p["reads"], dtype=float)
+    writes = np.asarray(p["writes"], dtype=float)
+    fpe = np.asarray(p["flops_per_element"], dtype=float)
+    s = dtypes.size(dtype)
+    w = Work()
+    w.add_flops("valu", dtypes.valu_dtype(arch, dtype), fpe * n)
+    read = reads * n * s
+    write = writes * n * s
+    sc.add_traffic(w, arch, read, write, read + write)
+    per_item = max(1.0, sc.LOAD_BYTES / s)  # elements per work-item: one 16-B access per array
+    grid = np.maximum(1.0, sc.ceil_div(n, WG * per_item))
+    flight = sc.in_flight(arch, max(s, sc.LOAD_BYTES), np.maximum(1.0, np.maximum(reads, writes)))
+    w.launch = Launch(grid=grid, workgroup_size=WG, bytes_in_flight_per_wave=flight)
+    return w

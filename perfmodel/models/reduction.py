@@ -1,0 +1,40 @@
+"""`reduction`: sum of n elements to one value, the two-stage device reduction of hipCUB/rocPRIM
+(stage 1: a device-filling grid of workgroups, each grid-strides over the input with 16-B loads
+and writes one partial; stage 2: one workgroup reads the partials and writes the result)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfmodel import dtypes
+from perfmodel.models import streaming_common as sc
+from perfmodel.models.registry import REQUIRED, Param, register
+from perfmodel.work import Launch, Work
+
+WG = 256
+UNROLL = 4  # 16-B loads each lane issues before it adds
+
+
+@register(
+    "reduction",
+    params=[Param("n", int, REQUIRED, help="elements reduced to one value")],
+    doc="sum reduction of n elements to one value (two-stage, one partial per workgroup)",
+    default_dtype="fp32",
+)
+def reduction(p: dict, arch, dtype: str) -> Work:
+    n = np.asarray(p["n"], dtype=float)
+    s = dtypes.size(dtype)
+    a = sc.acc_size(arch, dtype)
+    per_wg = WG * max(1.0, sc.LOAD_BYTES / s) * UNROLL  # elements one workgroup covers per step
+    grid = np.clip(sc.ceil_div(n, per_wg), 1, sc.resident_workgroups(arch, WG))
+    w = Work()
+    # one add per element into its lane's accumulator, then one per partial in stage 2
+    w.add_flops("valu", sc.acc_dtype(arch, dtype), n + grid)
+    read = n * s + grid * a  # input once, partials once (stage 2)
+    write = grid * a + a  # partials, result
+    sc.add_traffic(w, arch, read, write, n * s + grid * a + a)
+    flight = sc.in_flight(arch, max(s, sc.LOAD_BYTES), UNROLL)
+    w.launch = Launch(
+        grid=grid, workgroup_size=WG, lds_bytes=(WG // arch.wave_size) * a, bytes_in_flight_per_wave=flight
+    )
+    return w

@@ -1,0 +1,65 @@
+"""`stream`: the BabelStream kernels (copy, mul/scale, add, triad, dot) over arrays of n elements.
+
+Bytes and FLOPs are BabelStream's own accounting: copy and mul move 2 arrays, add and triad 3,
+dot reads 2; copy does no FLOPs, mul/add 1 per element, triad and dot 2 (one FMA). Writes cost
+only the written bytes: CDNA's L2 does not read-for-ownership on full-line writes, so there is
+no write-allocate traffic. Launch geometry is BabelStream's HIP default: 1024 work-items per
+workgroup, one element per work-item (dot: 4 workgroups per CU, grid-stride, 16-B loads).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfmodel import dtypes
+from perfmodel.models import streaming_common as sc
+from perfmodel.models.registry import MODELS, REQUIRED, Param, register
+from perfmodel.work import Launch, Work
+
+TBSIZE = 1024  # BabelStream HIP default workgroup size
+DOT_BLOCKS_PER_CU = 4  # BabelStream: dot_num_blocks = CUs x 4
+DOT_READ_BYTES_PER_LANE = 16  # DOT_READ_DWORDS_PER_LANE = 4
+
+# op -> (arrays read, arrays written, FLOPs per element)
+OPS = {
+    "copy": (1, 1, 0),
+    "mul": (1, 1, 1),
+    "scale": (1, 1, 1),
+    "add": (2, 1, 1),
+    "triad": (2, 1, 2),
+    "dot": (2, 0, 2),
+}
+
+
+@register(
+    "stream",
+    params=[
+        Param("op", str, REQUIRED, choices=tuple(OPS), help="BabelStream kernel"),
+        Param("n", int, REQUIRED, help="elements per array"),
+    ],
+    doc="BabelStream kernels (copy, mul/scale, add, triad, dot) over arrays of n elements",
+    default_dtype="fp64",
+)
+def stream(p: dict, arch, dtype: str) -> Work:
+    op = p["op"]
+    n = np.asarray(p["n"], dtype=float)
+    s = dtypes.size(dtype)
+    reads, writes, fpe = OPS[op]
+    w = Work()
+    w.add_flops("valu", dtypes.valu_dtype(arch, dtype), fpe * n)
+    read = reads * n * s
+    write = writes * n * s
+    if op == "dot":
+        per_wg = TBSIZE * max(1.0, DOT_READ_BYTES_PER_LANE / s)  # elements one grid-stride step covers
+        grid = np.clip(sc.ceil_div(n, per_wg), 1, DOT_BLOCKS_PER_CU * arch.cus)
+        write = write + grid * s  # one partial sum per workgroup (summed on the host)
+        flight = sc.in_flight(arch, max(s, DOT_READ_BYTES_PER_LANE), reads)
+    else:
+        grid = sc.ceil_div(n, TBSIZE)
+        flight = sc.in_flight(arch, s, reads)  # one element of each input array per lane
+    sc.add_traffic(w, arch, read, write, read + write)
+    w.launch = Launch(grid=grid, workgroup_size=TBSIZE, bytes_in_flight_per_wave=flight)
+    return w
+
+
+MODELS["stream"].dtype_free = True  # the dtype only sets the element size (and the VALU type)

@@ -1,0 +1,179 @@
+"""Helpers shared by the streaming kernel families (stream, elementwise, reduction, transpose,
+softmax, norms, stencil): launch geometry of one-pass kernels and the compulsory traffic of a
+pass over memory. The traffic rule itself lives in `traffic.stream_traffic`; this module only
+feeds it and writes its result into a `Work`.
+
+See docs/models-streaming.md for the formulas and the assumptions behind each choice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfmodel import dtypes
+from perfmodel.models import traffic
+from perfmodel.work import Launch, Work
+
+# Widest global load a lane issues (global_load_dwordx4): 16 bytes.
+LOAD_BYTES = 16
+
+
+def ceil_div(a, b):
+    """Elementwise ceil(a / b) for float arrays of whole numbers."""
+    return np.ceil(np.asarray(a, dtype=float) / np.asarray(b, dtype=float))
+
+
+def zeros_like(x) -> np.ndarray:
+    return np.zeros(np.shape(x), dtype=float)
+
+
+def acc_dtype(arch, dtype: str) -> str:
+    """The type reductions accumulate in (sums, means, softmax): fp64 stays fp64 (where the arch
+    has a VALU fp64 rate), everything else accumulates in fp32 as PyTorch/MIOpen/Triton do."""
+    return "fp64" if dtype == "fp64" and arch.has("valu", "fp64") else "fp32"
+
+
+def acc_size(arch, dtype: str) -> float:
+    return dtypes.size(acc_dtype(arch, dtype))
+
+
+def waves_per_cu(arch) -> int:
+    """Wave slots per CU (max waves per SIMD x SIMDs per CU)."""
+    return int(arch.occupancy["max_waves_per_simd"].value) * arch.simds_per_cu
+
+
+def resident_workgroups(arch, workgroup_size) -> np.ndarray:
+    """Workgroups the whole device holds at once when waves are the only limit."""
+    waves = ceil_div(workgroup_size, arch.wave_size)
+    return arch.cus * np.maximum(1.0, np.floor(waves_per_cu(arch) / waves))
+
+
+def lds_per_workgroup(arch) -> float:
+    """Bytes of LDS one workgroup may allocate (the on-chip row budget of norms/softmax)."""
+    return float(arch.occupancy["lds_per_workgroup"].value)
+
+
+def in_flight(arch, load_bytes, loads) -> np.ndarray:
+    """Bytes one wave keeps in flight: lanes x bytes per load x loads issued before the first use."""
+    return arch.wave_size * np.asarray(load_bytes, dtype=float) * np.asarray(loads, dtype=float)
+
+
+def add_traffic(work: Work, arch, read, write, working_set) -> tuple[dict, dict]:
+    """Compulsory streaming traffic (via `traffic.stream_traffic`) added to ``work``; returns it."""
+    br, bw = traffic.stream_traffic(arch, read, write, working_set)
+    for lv in br:
+        work.add_bytes(lv, read=br[lv], write=bw[lv])
+    return br, bw
+
+
+def beyond(arch, level: str) -> list[str]:
+    """Levels on the global-memory path outside ``level`` (e.g. beyond l2: mall, hbm)."""
+    ch = traffic.chain(arch)
+    return ch[ch.index(level) + 1 :] if level in ch else []
+
+
+def line_bytes(arch, level: str = "l2") -> float:
+    """Cache-line size of a level from the spec; 128 B (the CDNA L2 line) where it is not given."""
+    q = arch.level(level).get("line") if level in arch.levels else None
+    return float(q.value) if q is not None else 128.0
+
+
+def pow2ceil(x) -> np.ndarray:
+    x = np.maximum(np.asarray(x, dtype=float), 1.0)
+    return 2.0 ** np.ceil(np.log2(x))
+
+
+def row_launch(arch, rows, cols, s: float) -> dict:
+    """Geometry of a row-wise kernel (softmax, layernorm, rmsnorm).
+
+    A row of at most one wave's worth of 16-B loads (64 x 16 B = 1 KiB on CDNA) is handled by one
+    wave, four rows per 256-work-item workgroup (PyTorch's warp softmax / persistent norms);
+    a longer row gets one workgroup of the next power of two of work-items that covers it at
+    16 B per lane, capped at the arch's largest workgroup. ``fits`` says whether the row fits the
+    workgroup's on-chip budget (``occupancy.lds_per_workgroup``), i.e. a single pass.
+    """
+    rows = np.asarray(rows, dtype=float)
+    cols = np.asarray(cols, dtype=float)
+    row_bytes = cols * s
+    wave = float(arch.wave_size)
+    max_wg = float(arch.occupancy["max_workgroup_size"].value)
+    load = max(s, LOAD_BYTES)
+    wave_row = row_bytes <= wave * load
+    wg_big = np.clip(pow2ceil(row_bytes / load), wave, max_wg)
+    wg = np.where(wave_row, min(256.0, max_wg), wg_big)
+    rows_per_wg = np.where(wave_row, wg / wave, 1.0)
+    grid = ceil_div(rows, rows_per_wg)
+    lanes_per_row = np.where(wave_row, wave, wg)
+    loads = np.clip(ceil_div(row_bytes, lanes_per_row * load), 1, 4)
+    return {
+        "row_bytes": row_bytes,
+        "wg": wg,
+        "grid": grid,
+        "rows_per_wg": rows_per_wg,
+        "waves_per_row": np.where(wave_row, 1.0, wg / wave),
+        "fits": row_bytes <= lds_per_workgroup(arch),
+        "flight": in_flight(arch, load, loads),
+    }
+
+
+def row_kernel(
+    arch,
+    dtype: str,
+    rows,
+    cols,
+    *,
+    param_rows: int,
+    valu_fit,
+    valu_multi,
+    sfu_fit,
+    sfu_multi,
+    reductions: int,
+) -> Work:
+    """`Work` of a row-wise normalisation (softmax, layernorm, rmsnorm) over a rows x cols tensor.
+
+    - reads x once and writes y once (same dtype); ``param_rows`` vectors of ``cols`` elements
+      (gamma, beta) are read once from beyond L2 and once per row at L1 / per workgroup at L2;
+    - a row that does not fit the workgroup's on-chip budget is re-read in a second pass; the
+      re-read is served from the cache that holds the rows in flight on the whole device;
+    - FLOPs per element on the VALU in the accumulate type: ``valu_fit`` (one pass) or
+      ``valu_multi`` (two passes); on ``sfu:fp32``: ``sfu_fit`` / ``sfu_multi`` as
+      (per element, per row).
+    """
+    rows = np.asarray(rows, dtype=float)
+    cols = np.asarray(cols, dtype=float)
+    s = dtypes.size(dtype)
+    a = acc_size(arch, dtype)
+    g = row_launch(arch, rows, cols, s)
+    fits = g["fits"]
+    elems = rows * cols
+    x = elems * s
+    params = param_rows * cols * s
+    w = Work()
+    w.add_flops("valu", acc_dtype(arch, dtype), np.where(fits, valu_fit, valu_multi) * elems)
+    sfu = np.where(fits, sfu_fit[0] * elems + sfu_fit[1] * rows, sfu_multi[0] * elems + sfu_multi[1] * rows)
+    w.add_flops("sfu", "fp32", sfu)
+    ws = 2 * x + params
+    br, _ = add_traffic(w, arch, x + params, x, ws)
+    # gamma/beta re-read per row (L1) and per workgroup (L2); beyond L2 they stay resident
+    if param_rows:
+        if "l1" in br:
+            w.add_bytes("l1", read=(rows - 1) * params)
+        if "l2" in br:
+            w.add_bytes("l2", read=(g["grid"] - 1) * params)
+    # second pass over rows that do not fit on chip
+    reread = np.where(fits, 0.0, x)
+    inflight = resident_workgroups(arch, g["wg"]) * g["rows_per_wg"] * g["row_bytes"]
+    br2, _ = traffic.stream_traffic(arch, reread, 0.0, np.minimum(ws, inflight))
+    for lv in br2:
+        w.add_bytes(lv, read=br2[lv])
+    # cross-wave partials through LDS (one write and one read per wave and reduction)
+    lds = rows * reductions * np.where(g["waves_per_row"] > 1, g["waves_per_row"], 0.0) * a
+    if "lds" in arch.levels:
+        w.add_bytes("lds", read=lds, write=lds)
+    w.launch = Launch(
+        grid=g["grid"],
+        workgroup_size=g["wg"],
+        lds_bytes=reductions * g["waves_per_row"] * a,
+        bytes_in_flight_per_wave=g["flight"],
+    )
+    return w

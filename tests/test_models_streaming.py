@@ -1,0 +1,427 @@
+"""Streaming kernel models: stream, elementwise, reduction, transpose, softmax, norms, stencil.
+
+Expected values are derived by hand in the comments from the model rules (docs/models-streaming.md)
+and the MI300X / MI250X specs: MI300X 304 CUs, 8 XCDs, L2 4 MiB per XCD (32 MiB device), MALL
+256 MiB, 32 wave slots per CU, 64 KiB LDS per workgroup; MI250X (one GCD) 110 CUs, L2 8 MiB,
+no MALL.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfmodel.arch import load_arch
+from perfmodel.errors import InputError
+from perfmodel.models.registry import convert_param, get_model
+
+MiB = 2**20
+GiB = 2**30
+FAMILIES = ["stream", "elementwise", "reduction", "transpose", "softmax", "layernorm", "rmsnorm", "stencil"]
+
+
+@pytest.fixture(scope="module")
+def mi300x():
+    return load_arch("mi300x")
+
+
+@pytest.fixture(scope="module")
+def mi250x():
+    return load_arch("mi250x")
+
+
+def run(kernel, arch, dtype, **params):
+    m = get_model(kernel)
+    p = {}
+    for name, prm in m.params.items():
+        v = params.get(name, prm.default)
+        p[name] = np.atleast_1d(np.asarray(v, dtype=float)) if prm.kind in (int, float) else v
+    return m.fn(p, arch, dtype)
+
+
+def val(d, key):
+    return float(np.asarray(d.get(key, 0.0)).reshape(-1)[0])
+
+
+# --- stream ------------------------------------------------------------------------------
+
+
+def test_stream_triad_hbm(mi300x):
+    # n = 2^28 fp64: b, c read (2 x 8n), a written (8n); working set 24n = 6 GiB >> 256 MiB MALL,
+    # so every level sees 3 x 8 x n; FLOPs: one FMA per element = 2n on valu:fp64.
+    n = 2**28
+    w = run("stream", mi300x, "fp64", op="triad", n=n)
+    assert val(w.flops, "valu:fp64") == 2 * n
+    assert val(w.bytes_read, "hbm") == 2 * 8 * n
+    assert val(w.bytes_write, "hbm") == 8 * n  # no read-for-ownership
+    assert val(w.bytes, "hbm") == 3 * 8 * n
+    assert val(w.bytes, "l2") == 3 * 8 * n
+    assert val(w.bytes, "mall") == 3 * 8 * n
+
+
+@pytest.mark.parametrize(
+    "op,arrays,fpe",
+    [("copy", 2, 0), ("mul", 2, 1), ("scale", 2, 1), ("add", 3, 1), ("triad", 3, 2)],
+)
+def test_stream_ops(mi300x, op, arrays, fpe):
+    n = 2**28
+    w = run("stream", mi300x, "fp64", op=op, n=n)
+    assert val(w.bytes, "hbm") == arrays * 8 * n
+    assert val(w.flops, "valu:fp64") == fpe * n
+    # BabelStream HIP: 1024 work-items, one element each
+    assert float(np.asarray(w.launch.grid).reshape(-1)[0]) == n / 1024
+    assert w.launch.workgroup_size == 1024
+
+
+def test_stream_dot(mi300x):
+    # dot reads a and b (16n), writes one fp64 partial per workgroup: grid = 4 x 304 CUs = 1216
+    n = 2**28
+    w = run("stream", mi300x, "fp64", op="dot", n=n)
+    assert val(w.bytes_read, "hbm") == 16 * n
+    assert val(w.bytes_write, "hbm") == 1216 * 8
+    assert val(w.flops, "valu:fp64") == 2 * n
+    assert float(np.asarray(w.launch.grid).reshape(-1)[0]) == 1216
+
+
+def test_stream_small_fits_l2(mi300x):
+    # n = 2^16 fp64 triad: working set 24 x 2^16 = 1.5 MiB <= 32 MiB of L2: warm steady state
+    n = 2**16
+    w = run("stream", mi300x, "fp64", op="triad", n=n)
+    assert val(w.bytes, "hbm") == 0
+    assert val(w.bytes, "mall") == 0
+    assert val(w.bytes, "l2") == 24 * n
+    assert val(w.bytes, "l1") == 24 * n
+
+
+def test_stream_mid_fits_mall(mi300x):
+    # n = 2^22 fp64 copy: 64 MiB > 32 MiB L2, <= 256 MiB MALL: served from the MALL
+    n = 2**22
+    w = run("stream", mi300x, "fp64", op="copy", n=n)
+    assert val(w.bytes, "hbm") == 0
+    assert val(w.bytes, "mall") == 16 * n
+
+
+def test_stream_default_dtype_fp64():
+    assert get_model("stream").default_dtype == "fp64"
+
+
+# --- elementwise -------------------------------------------------------------------------
+
+
+def test_elementwise(mi300x):
+    # n = 2^30 fp16, 2 reads + 1 write: 2 x 2n read, 2n written (6 GiB > MALL); 3 FLOPs/element
+    n = 2**30
+    w = run("elementwise", mi300x, "fp16", n=n, reads=2, writes=1, flops_per_element=3)
+    assert val(w.bytes_read, "hbm") == 4 * n
+    assert val(w.bytes_write, "hbm") == 2 * n
+    assert val(w.flops, "valu:fp16") == 3 * n
+    # 256 work-items x 8 fp16 (16 B) each
+    assert float(np.asarray(w.launch.grid).reshape(-1)[0]) == n / (256 * 8)
+
+
+def test_elementwise_fp8_maths_in_fp32(mi300x):
+    w = run("elementwise", mi300x, "fp8", n=2**20)
+    assert val(w.flops, "valu:fp32") == 2**20
+
+
+def test_elementwise_zero_reads(mi300x):
+    w = run("elementwise", mi300x, "fp32", n=2**30, reads=0, writes=1, flops_per_element=0)
+    assert val(w.bytes_read, "hbm") == 0
+    assert val(w.bytes_write, "hbm") == 4 * 2**30
+
+
+# --- reduction ---------------------------------------------------------------------------
+
+
+def test_reduction(mi300x):
+    # n = 2^30 fp32: 256 work-items x 4 fp32 x unroll 4 = 4096 elements per workgroup step;
+    # ceil(2^30/4096) = 262144 capped at resident workgroups 304 x (32 / 4 waves) = 2432.
+    # reads: 4n + 2432 x 4 (partials in stage 2); writes: 2432 x 4 + 4; FLOPs n + 2432 (fp32)
+    n = 2**30
+    w = run("reduction", mi300x, "fp32", n=n)
+    assert float(np.asarray(w.launch.grid).reshape(-1)[0]) == 2432
+    assert val(w.bytes_read, "hbm") == 4 * n + 2432 * 4
+    assert val(w.bytes_write, "hbm") == 2432 * 4 + 4
+    assert val(w.flops, "valu:fp32") == n + 2432
+
+
+def test_reduction_fp16_accumulates_fp32(mi300x):
+    w = run("reduction", mi300x, "fp16", n=2**20)
+    assert "valu:fp32" in w.flops and "valu:fp16" not in w.flops
+
+
+# --- transpose ---------------------------------------------------------------------------
+
+
+def test_transpose(mi300x):
+    # 16384 x 16384 fp32 = 1 GiB: read once, written once at HBM; 64 x 4 B = 256 B tile rows
+    # cover a 128-B line, so L1/L2 see the same; LDS: each element written and read once
+    w = run("transpose", mi300x, "fp32", rows=16384, cols=16384)
+    b = 16384 * 16384 * 4
+    assert val(w.bytes_read, "hbm") == b and val(w.bytes_write, "hbm") == b
+    assert val(w.bytes, "l2") == 2 * b
+    assert val(w.bytes_read, "lds") == b and val(w.bytes_write, "lds") == b
+    assert w.total_flops == 0
+    assert float(np.asarray(w.launch.grid).reshape(-1)[0]) == 256 * 256
+
+
+def test_transpose_fp8_line_amplification(mi300x):
+    # fp8: 64-B tile rows, half a 128-B line: L1/L2 bytes doubled, HBM compulsory
+    w = run("transpose", mi300x, "fp8", rows=32768, cols=32768)
+    b = 32768 * 32768
+    assert val(w.bytes, "hbm") == 2 * b
+    assert val(w.bytes, "l2") == 4 * b
+
+
+def test_transpose_small_fits(mi300x):
+    w = run("transpose", mi300x, "fp32", rows=1024, cols=1024)  # 8 MiB in + out
+    assert val(w.bytes, "hbm") == 0 and val(w.bytes, "l2") == 8 * MiB
+
+
+# --- softmax and norms -------------------------------------------------------------------
+
+
+def test_softmax_single_pass(mi300x):
+    # cols 8192 fp32 = 32 KiB per row <= 64 KiB: one pass. rows 65536: x = 2 GiB, read once,
+    # written once; FLOPs 4 VALU/element (fp32), SFU one exp per element + one rcp per row
+    rows, cols = 65536, 8192
+    e = rows * cols
+    w = run("softmax", mi300x, "fp32", rows=rows, cols=cols)
+    assert val(w.bytes_read, "hbm") == 4 * e
+    assert val(w.bytes_write, "hbm") == 4 * e
+    assert val(w.flops, "valu:fp32") == 4 * e
+    assert val(w.flops, "sfu:fp32") == e + rows
+    assert float(np.asarray(w.launch.grid).reshape(-1)[0]) == rows  # one workgroup per row
+
+
+def test_softmax_multi_pass_mi300x(mi300x):
+    # cols 65536 fp32 = 256 KiB per row > 64 KiB: two passes. Rows in flight: 1024-wide
+    # workgroups, 2 per CU x 304 = 608 rows x 256 KiB = 152 MiB <= 256 MiB MALL, so the
+    # re-read comes from the MALL: HBM reads x once (1 GiB), the MALL sees x twice.
+    rows, cols = 4096, 65536
+    e = rows * cols
+    w = run("softmax", mi300x, "fp32", rows=rows, cols=cols)
+    assert val(w.bytes_read, "hbm") == 4 * e
+    assert val(w.bytes_read, "mall") == 8 * e
+    assert val(w.bytes_write, "hbm") == 4 * e
+    assert val(w.flops, "valu:fp32") == 5 * e
+    assert val(w.flops, "sfu:fp32") == 2 * e + rows
+
+
+def test_softmax_multi_pass_rereads_hbm(mi250x):
+    # MI250X: 110 CUs x 2 workgroups x 256 KiB = 55 MiB in flight > 8 MiB L2, no MALL:
+    # the second pass re-reads x from HBM
+    rows, cols = 4096, 65536
+    e = rows * cols
+    w = run("softmax", mi250x, "fp32", rows=rows, cols=cols)
+    assert val(w.bytes_read, "hbm") == 8 * e
+    assert val(w.bytes_write, "hbm") == 4 * e
+
+
+def test_softmax_small_rows_one_wave_per_row(mi300x):
+    # cols 128 fp16 = 256 B <= 64 lanes x 16 B: one wave per row, 4 rows per 256-wide workgroup
+    w = run("softmax", mi300x, "fp16", rows=4096, cols=128)
+    assert float(np.asarray(w.launch.grid).reshape(-1)[0]) == 1024
+    assert float(np.asarray(w.launch.workgroup_size).reshape(-1)[0]) == 256
+
+
+def test_layernorm_rmsnorm(mi300x):
+    # 16384 x 8192 fp16: x = 256 MiB; in + out + params > 256 MiB MALL, so HBM sees:
+    # layernorm: x + gamma + beta (2 x 8192 x 2 B) read, x written; 7 VALU/element, 1 rsqrt/row
+    # rmsnorm:   x + gamma (8192 x 2 B) read, x written; 4 VALU/element, 1 rsqrt/row
+    rows, cols = 16384, 8192
+    e = rows * cols
+    ln = run("layernorm", mi300x, "fp16", rows=rows, cols=cols)
+    rn = run("rmsnorm", mi300x, "fp16", rows=rows, cols=cols)
+    assert val(ln.bytes_read, "hbm") == 2 * e + 2 * cols * 2
+    assert val(rn.bytes_read, "hbm") == 2 * e + cols * 2
+    assert val(ln.bytes_write, "hbm") == 2 * e == val(rn.bytes_write, "hbm")
+    assert val(ln.flops, "valu:fp32") == 7 * e
+    assert val(rn.flops, "valu:fp32") == 4 * e
+    assert val(ln.flops, "sfu:fp32") == rows == val(rn.flops, "sfu:fp32")
+    # gamma/beta re-read per row at L1: x + rows x params
+    assert val(ln.bytes_read, "l1") == 2 * e + rows * 2 * cols * 2
+    for lv in ("l1", "l2", "hbm"):
+        assert val(ln.bytes, lv) > val(rn.bytes, lv)
+
+
+def test_norm_small_fits_l2(mi300x):
+    w = run("rmsnorm", mi300x, "bf16", rows=256, cols=4096)  # 2 MiB in + out
+    assert val(w.bytes, "hbm") == 0 and val(w.bytes, "l2") > 0
+
+
+# --- stencil -----------------------------------------------------------------------------
+
+
+def test_stencil_planes_fit_l2(mi250x):
+    # MI250X, 512 x 512 x 512 fp64, 7 points (r = 1): 3 planes x 512^2 x 8 B = 6 MiB <= 8 MiB L2:
+    # HBM compulsory: G = 1 GiB read, 1 GiB written; FLOPs 13 per point
+    cells = 512**3
+    w = run("stencil", mi250x, "fp64", nx=512, ny=512, nz=512, points=7)
+    assert val(w.bytes_read, "hbm") == 8 * cells
+    assert val(w.bytes_write, "hbm") == 8 * cells
+    assert val(w.flops, "valu:fp64") == 13 * cells
+    # L1 sees all 7 loads; L2 sees (3 + 2/64 + 2/4) G reads
+    assert val(w.bytes_read, "l1") == 7 * 8 * cells
+    assert val(w.bytes_read, "l2") == pytest.approx((3 + 2 / 64 + 2 / 4) * 8 * cells)
+
+
+def test_stencil_planes_spill_l2(mi250x):
+    # 1024 x 1024 x 128 (same cell count): 3 planes = 24 MiB > 8 MiB: z neighbours re-read
+    # from HBM: 3 G read, G written
+    cells = 1024 * 1024 * 128
+    w = run("stencil", mi250x, "fp64", nx=1024, ny=1024, nz=128, points=7)
+    assert val(w.bytes_read, "hbm") == 3 * 8 * cells
+    assert val(w.bytes_write, "hbm") == 8 * cells
+
+
+def test_stencil_jump(mi250x):
+    # per-point HBM bytes jump from 16 to 32 where the 3 planes stop fitting the 8 MiB L2
+    # (3 x nx^2 x 8 > 8 MiB at nx > 591)
+    nx = np.array([256.0, 512, 576, 640, 768, 1024])
+    w = get_model("stencil").fn(
+        {"nx": nx, "ny": nx, "nz": np.full(6, 1024.0), "points": np.full(6, 7.0)}, mi250x, "fp64"
+    )
+    per_point = w.bytes["hbm"] / (nx * nx * 1024)
+    np.testing.assert_array_equal(per_point, [16, 16, 16, 32, 32, 32])
+
+
+def test_stencil_mi300x_mall(mi300x):
+    # MI300X 1024^2 x 128 fp64: planes 24 MiB > 4 MiB per-XCD L2 but <= 256 MiB MALL:
+    # MALL serves 3 G of reads, HBM the compulsory G (grid 1 GiB > MALL)
+    cells = 1024 * 1024 * 128
+    w = run("stencil", mi300x, "fp64", nx=1024, ny=1024, nz=128, points=7)
+    assert val(w.bytes_read, "mall") == 3 * 8 * cells
+    assert val(w.bytes_read, "hbm") == 8 * cells
+    # 25 points (r = 4): planes 9 x 8 MiB = 72 MiB, still in the MALL
+    w = run("stencil", mi300x, "fp64", nx=1024, ny=1024, nz=128, points=25)
+    assert val(w.bytes_read, "mall") == 9 * 8 * cells
+    assert val(w.flops, "valu:fp64") == 49 * cells
+
+
+def test_stencil_small_fits(mi300x):
+    w = run("stencil", mi300x, "fp64", nx=64, ny=64, nz=64)  # 2 MiB in, 2 MiB out
+    assert val(w.bytes, "hbm") == 0 and val(w.bytes, "l2") > 0
+
+
+def test_stencil_box27(mi250x):
+    w = run("stencil", mi250x, "fp32", nx=256, ny=256, nz=256, points=27)
+    cells = 256**3
+    assert val(w.flops, "valu:fp32") == 53 * cells
+    assert val(w.bytes_read, "l1") == 27 * 4 * cells
+    assert val(w.bytes_read, "l2") == pytest.approx(3 * (1 + 2 / 64) * (1 + 2 / 4) * 4 * cells)
+
+
+# --- properties over all families --------------------------------------------------------
+
+
+def _sizes(kernel, k):
+    """Shapes growing with k."""
+    return {
+        "stream": {"n": 2.0**k},
+        "elementwise": {"n": 2.0**k},
+        "reduction": {"n": 2.0**k},
+        "transpose": {"rows": 2.0 ** (k // 2), "cols": 2.0 ** (k - k // 2)},
+        "softmax": {"rows": 2.0 ** (k // 2), "cols": 2.0 ** (k - k // 2)},
+        "layernorm": {"rows": 2.0 ** (k // 2), "cols": 2.0 ** (k - k // 2)},
+        "rmsnorm": {"rows": 2.0 ** (k // 2), "cols": 2.0 ** (k - k // 2)},
+        "stencil": {"nx": 2.0 ** (k // 3 + k % 3), "ny": 2.0 ** (k // 3), "nz": 2.0 ** (k // 3)},
+    }[kernel]
+
+
+@pytest.mark.parametrize("kernel", FAMILIES)
+@pytest.mark.parametrize("arch_key", ["mi300x", "mi250x"])
+def test_monotonic(kernel, arch_key):
+    arch = load_arch(arch_key)
+    m = get_model(kernel)
+    ks = range(8, 34)
+    p = {}
+    for name in m.numeric:
+        vals = [(_sizes(kernel, k).get(name, m.params[name].default)) for k in ks]
+        p[name] = np.asarray(vals, dtype=float)
+    if "op" in m.params:
+        p["op"] = "triad"
+    w = m.fn(p, arch, "fp32")
+    for lv in ("l1", "l2", arch.memory_level):
+        b = np.asarray(w.bytes.get(lv, np.zeros(len(ks))))
+        assert np.all(np.diff(b) >= 0), (lv, b)
+    total = sum((np.asarray(v) for v in w.flops.values()), np.zeros(len(ks)))
+    assert np.all(np.diff(total) >= 0)
+    assert np.asarray(w.bytes["l1"])[-1] > 0
+
+
+@pytest.mark.parametrize("kernel", FAMILIES)
+def test_vectorised_100k(kernel, mi300x):
+    rng = np.random.default_rng(1)
+    N = 100_000
+    m = get_model(kernel)
+    draw = {
+        "n": rng.integers(1, 2**31, N),
+        "rows": rng.integers(1, 2**17, N),
+        "cols": rng.integers(1, 2**18, N),
+        "nx": rng.integers(1, 4096, N),
+        "ny": rng.integers(1, 4096, N),
+        "nz": rng.integers(1, 512, N),
+        "points": rng.choice([7, 13, 19, 25, 27], N),
+        "reads": rng.uniform(0, 4, N),
+        "writes": rng.uniform(0, 4, N),
+        "flops_per_element": rng.uniform(0, 16, N),
+    }
+    p = {name: draw[name].astype(float) for name in m.numeric}
+    if "op" in m.params:
+        p["op"] = "dot"
+    w = m.fn(p, mi300x, m.default_dtype)
+    for d in (w.flops, w.bytes_read, w.bytes_write):
+        for key, v in d.items():
+            v = np.asarray(v)
+            assert v.shape == (N,), key
+            assert np.all(np.isfinite(v)) and np.all(v >= 0), key
+    grid = np.broadcast_to(np.asarray(w.launch.grid, dtype=float), (N,))
+    assert np.all(grid >= 1)
+    assert np.all(np.asarray(w.launch.bytes_in_flight_per_wave) > 0)
+
+
+@pytest.mark.parametrize("arch_key", ["mi100", "mi210", "mi250x", "mi300x"])
+@pytest.mark.parametrize("kernel", FAMILIES)
+def test_every_arch_every_dtype(kernel, arch_key):
+    arch = load_arch(arch_key)
+    for dtype in ("fp64", "fp32", "bf16", "fp16", "fp8"):
+        w = run(kernel, arch, dtype, **_sizes(kernel, 24), op="add")
+        assert all(np.all(np.isfinite(np.asarray(v))) for v in w.bytes.values())
+        for key in w.flops:
+            pipe, dt = key.split(":")
+            assert arch.has(pipe, dt), key
+
+
+# --- parameter validation ----------------------------------------------------------------
+
+
+def test_params_registered():
+    assert list(get_model("stream").params) == ["op", "n"]
+    assert get_model("stream").params["op"].choices == ("copy", "mul", "scale", "add", "triad", "dot")
+    assert list(get_model("elementwise").params) == ["n", "reads", "writes", "flops_per_element"]
+    e = get_model("elementwise").params
+    assert (e["reads"].default, e["writes"].default, e["flops_per_element"].default) == (1, 1, 1)
+    assert list(get_model("reduction").params) == ["n"]
+    for k in ("transpose", "softmax", "layernorm", "rmsnorm"):
+        assert list(get_model(k).params) == ["rows", "cols"]
+    assert list(get_model("stencil").params) == ["nx", "ny", "nz", "points"]
+    assert get_model("stencil").params["points"].default == 7
+
+
+def test_bad_params_rejected():
+    with pytest.raises(InputError):
+        convert_param(get_model("stream").params["op"], "trad", "case 1")
+    with pytest.raises(InputError):
+        convert_param(get_model("stream").params["n"], -5, "case 1")
+    with pytest.raises(InputError):
+        convert_param(get_model("reduction").params["n"], 0, "case 1")
+    with pytest.raises(InputError):
+        convert_param(get_model("elementwise").params["reads"], -1, "case 1")
+    with pytest.raises(InputError):
+        convert_param(get_model("stencil").params["points"], 5, "case 1")
+    with pytest.raises(InputError):
+        convert_param(get_model("softmax").params["cols"], 1.5, "case 1")
+    assert convert_param(get_model("elementwise").params["reads"], 0, None) == 0
+    assert convert_param(get_model("elementwise").params["flops_per_element"], "0.5", None) == 0.5
+    assert convert_param(get_model("stream").params["op"], "triad", None) == "triad"
