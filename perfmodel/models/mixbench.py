@@ -1,0 +1,107 @@
+"""`mixbench`: the HIP kernel ``benchmark_func<T, block, granularity, compute_iters>`` of mixbench.
+
+What one work-item does (ekondis/mixbench, ``mixbench-hip/mix_kernels_hip.cpp``, the template
+with ``granularity`` and ``compute_iterations`` used since 2021):
+
+- reads ``granularity`` elements of type ``T``, strided by the block size (coalesced);
+- applies ``compute_iters`` multiply-adds ``x = x * x + seed`` to each element;
+- reduces the elements pairwise with ``granularity / 2`` multiply-adds;
+- writes nothing (the one store is guarded by a test designed never to pass).
+
+So per element: ``compute_iters + 1/2`` multiply-adds of ``T``, i.e. ``2 * compute_iters + 1``
+operations per scalar lane (mixbench's own ``computations`` count), and ``sizeof(T)`` bytes read.
+``half2``/``float2`` are 2-wide vector types: every multiply-add is two scalar FMAs (one packed
+``v_pk_fma_f16`` / ``v_pk_fma_f32`` instruction on CDNA2+), so they do twice the FLOPs per element.
+
+``n`` is mixbench's vector size: elements of ``T`` read in total (work-items = n / granularity,
+workgroups = work-items / block).
+
+Integer types (``int``, ``short``) do integer multiply-adds. rocprof's counters report those as
+integer VALU ops (``iops:valu:int32``), never as FLOPs, so this model reports no FLOPs for them
+(the same convention) and keeps their integer op count in a note; the time estimate then has
+no compute term for them, because the arch specs carry no VALU integer rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfmodel.errors import InputError
+from perfmodel.models import streaming_common as sc
+from perfmodel.models.registry import MODELS, Param, register
+from perfmodel.work import Launch, Work
+
+# template type -> (bytes per element, scalar lanes per element, VALU dtype or None for integers)
+ELEM = {
+    "float": (4, 1, "fp32"),
+    "double": (8, 1, "fp64"),
+    "half2": (4, 2, "fp16"),
+    "float2": (8, 2, "fp32"),
+    "int": (4, 1, None),
+    "short": (2, 1, None),
+}
+# spellings found in demangled kernel names
+ELEM_ALIASES = {
+    "__half2": "half2",
+    "HIP_vector_type<float, 2u>": "float2",
+    "HIP_vector_type<float,2u>": "float2",
+    "HIP_vector_type<float, 2>": "float2",
+}
+
+DEFAULT_N = 32 * 1024 * 1024  # mixbench's default vector size (32 Mi elements)
+
+
+def per_element_ops(compute_iters, lanes: int = 1):
+    """Operations per element: 2 per multiply-add; ``compute_iters`` of them plus the half
+    multiply-add of the pairwise reduction (``granularity / 2`` per ``granularity`` elements)."""
+    return lanes * (2.0 * np.asarray(compute_iters, dtype=float) + 1.0)
+
+
+@register(
+    "mixbench",
+    params=[
+        Param("elem", str, "float", choices=tuple(ELEM), help="template type T"),
+        Param("compute_iters", int, 0, minimum=0, help="multiply-adds per element (template arg 4)"),
+        Param("n", int, DEFAULT_N, help="elements of T read (mixbench vector size)"),
+        Param("granularity", int, 8, minimum=2, help="elements per work-item (template arg 3)"),
+        Param("block", int, 256, help="work-items per workgroup (template arg 2)"),
+    ],
+    doc="mixbench benchmark_func<T, block, granularity, compute_iters>: read n elements, FMA chains",
+    default_dtype="fp32",
+)
+def mixbench(p: dict, arch, dtype: str) -> Work:
+    elem = p["elem"]
+    size, lanes, valu = ELEM[elem]
+    n = np.asarray(p["n"], dtype=float)
+    g = np.asarray(p["granularity"], dtype=float)
+    block = np.asarray(p["block"], dtype=float)
+    ci = np.asarray(p["compute_iters"], dtype=float)
+    if np.any(np.mod(g, 2) != 0):
+        raise InputError("expected an even granularity (the reduction pairs elements)", key="granularity")
+    w = Work()
+    ops = per_element_ops(ci, lanes) * n
+    if valu is not None:
+        w.add_flops("valu", valu, ops)
+        if lanes == 2:
+            w.notes.append(
+                f"mixbench {elem}: each multiply-add is one packed instruction doing 2 FMAs "
+                "(rocprof's VALU counters count it once)"
+            )
+    else:
+        w.notes.append(
+            f"mixbench {elem}: {float(np.max(ops)):.4g} integer ops are integer VALU work "
+            "(counted as iops, not FLOPs; no VALU integer rate in the spec, so not timed)"
+        )
+    read = n * size
+    sc.add_traffic(w, arch, read, np.zeros_like(read), read)
+    threads = np.ceil(n / g)
+    # all `granularity` loads are issued before the first multiply-add uses one
+    w.launch = Launch(
+        grid=np.ceil(threads / block),
+        workgroup_size=block,
+        bytes_in_flight_per_wave=sc.in_flight(arch, size, g),
+    )
+    return w
+
+
+MODELS["mixbench"].dtype_free = True  # the element type comes from `elem`
