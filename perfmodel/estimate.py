@@ -201,13 +201,12 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
         terms["compute:none"] = np.zeros(shape)
         naive["compute:none"] = np.zeros(shape)
     names = list(terms)
-    stack = np.stack([terms[n] * ones for n in names])
-    idx = np.argmax(stack, axis=0)
-    body = stack.max(axis=0)
+    idx, body = _argmax_terms([terms[n] * ones for n in names])
     labels = np.array([_label(n) for n in names], dtype=object)
     bound = labels[idx]
-    for n, ll in latency_limited.items():
-        bound = np.where((labels[idx] == n) & ll, "latency", bound)
+    for i, n in enumerate(names):
+        if n in latency_limited:
+            bound = np.where((idx == i) & latency_limited[n], "latency", bound)
     launch = arch.launch_overhead_s if include_launch else 0.0
     if include_launch:
         terms["launch"] = np.full(shape, launch)
@@ -215,7 +214,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
     time_s = body + launch
 
     nnames = list(naive)
-    nstack = np.stack([naive[n] * ones for n in nnames])
+    nidx, nbody = _argmax_terms([naive[n] * ones for n in nnames])
     nlabels = np.array([_label(n) for n in nnames], dtype=object)
     return Estimate(
         arch=arch,
@@ -223,12 +222,24 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
         terms=terms,
         time_s=time_s,
         bound=bound,
-        roofline_time_s=nstack.max(axis=0),
-        roofline_bound=nlabels[np.argmax(nstack, axis=0)],
+        roofline_time_s=nbody,
+        roofline_bound=nlabels[nidx],
         ceilings=ceil,
         occupancy=occ,
         notes=notes,
     )
+
+
+def _argmax_terms(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(index of the largest term, its value) elementwise; first wins ties. One pass per term
+    over contiguous arrays, which is much faster than argmax over a stacked axis."""
+    best = np.array(arrays[0], dtype=float, copy=True)
+    idx = np.zeros(best.shape, dtype=np.intp)
+    for i, a in enumerate(arrays[1:], 1):
+        better = a > best
+        np.copyto(best, a, where=better)
+        idx[better] = i
+    return idx, best
 
 
 def _label(term: str) -> str:

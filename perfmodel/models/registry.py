@@ -55,7 +55,14 @@ class KernelModel:
 MODELS: dict[str, KernelModel] = {}
 
 
-def register(name: str, params: list[Param], doc: str = "", default_dtype: str = "fp16", aliases: dict | None = None):
+def register(
+    name: str,
+    params: list[Param],
+    doc: str = "",
+    default_dtype: str = "fp16",
+    aliases: dict | None = None,
+    dtype_free: bool = False,
+):
     """Decorator: register ``fn(p, arch, dtype) -> Work`` under ``name``."""
 
     def deco(fn: Callable) -> Callable:
@@ -66,6 +73,7 @@ def register(name: str, params: list[Param], doc: str = "", default_dtype: str =
             doc=doc or (fn.__doc__ or "").strip().splitlines()[0],
             default_dtype=default_dtype,
             aliases=aliases or {},
+            dtype_free=dtype_free,
         )
         return fn
 
@@ -114,6 +122,9 @@ def convert_param(p: Param, raw: Any, where: str | None) -> Any:
         raise InputError(f"expected a finite number, got {raw!r}", where=where, key=p.name)
     if p.kind is int and v != int(v):
         raise InputError(f"expected a whole number, got {raw!r}", where=where, key=p.name)
+    if p.choices and v not in p.choices:
+        opts = ", ".join(f"{c:g}" for c in p.choices)
+        raise InputError(f"expected one of {opts}, got {raw!r}", where=where, key=p.name)
     if v < p.minimum:
         what = "a positive size" if p.minimum >= 1 else f"a number >= {p.minimum:g}"
         raise InputError(f"expected {what}, got {raw!r}", where=where, key=p.name)

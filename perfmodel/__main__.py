@@ -1,0 +1,5 @@
+"""`python -m perfmodel` runs the CLI."""
+
+from perfmodel.cli.main import main
+
+main()

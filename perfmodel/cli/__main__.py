@@ -1,0 +1,5 @@
+"""`python -m perfmodel.cli` runs the CLI."""
+
+from perfmodel.cli.main import main
+
+main()
