@@ -1,0 +1,29 @@
+"""Grouped GEMM: ``groups`` GEMMs of m x n x k (m rows per group, each group its own A, B, C)
+in one launch whose grid is the sum of the groups' tiles.
+
+FLOPs: 2*groups*m*n*k. Bytes: the GEMM tile traffic model with the groups as independent
+problems run one after another in grid order (`tiles.gemm_work` with batch = groups).
+"""
+
+from __future__ import annotations
+
+from perfmodel.models import tiles
+from perfmodel.models.registry import Param, register
+from perfmodel.work import Work
+
+
+@register(
+    "grouped_gemm",
+    params=[
+        Param("groups", help="number of GEMMs in the launch"),
+        Param("m", help="rows per group"),
+        Param("n", help="columns of each group's B and C"),
+        Param("k", help="reduction depth"),
+    ],
+    doc="Grouped GEMM (groups x m x n x k in one launch, e.g. MoE experts)",
+    default_dtype="bf16",
+)
+def grouped_gemm(p: dict, arch, dtype: str) -> Work:
+    work, launch = tiles.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["groups"])
+    work.launch = launch
+    return work

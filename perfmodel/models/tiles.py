@@ -1,0 +1,411 @@
+"""Tile choice and tile traffic: the one implementation shared by every tiled kernel model.
+
+GEMM, grouped GEMM, conv2d (implicit GEMM), attention and MoE all run as a grid of workgroups,
+each computing one output tile from a row panel of one operand and a column panel of the other.
+This module decides the tile like a good library would (hipBLASLt / CK / Tensile: evaluate the
+legal macro-tiles and keep the fastest) and derives the bytes each memory level sees from the
+tile, the wave of concurrent workgroups and the XCD structure. See ``docs/models-tiled.md``.
+
+Everything here is vectorised over a batch of shapes: a shape parameter is a float64 array and
+every result has its shape. Loops run only over the handful of candidate tiles.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from perfmodel import dtypes
+from perfmodel.models import traffic
+from perfmodel.work import Launch, Work
+
+# Output (C) element size for input types whose products are not stored in the input type:
+# fp8/fp6/fp4 GEMMs write bf16 (hipBLASLt's usual fp8 -> bf16 output), int8 GEMMs write int32.
+OUT_SIZE = {"fp8": 2.0, "fp6": 2.0, "fp4": 2.0, "int8": 4.0, "int4": 4.0}
+LOW_PRECISION = ("fp8", "fp6", "fp4", "int8", "int4")
+PARTIAL_BYTES = 4.0  # split-K / split-KV partial sums are fp32
+
+
+def out_size(dtype: str) -> float:
+    return OUT_SIZE.get(dtype, dtypes.size(dtype))
+
+
+def acc_size(dtype: str) -> float:
+    """Accumulator bytes per output element: fp64 accumulates in fp64, everything else in fp32/int32."""
+    return 8.0 if dtype == "fp64" else 4.0
+
+
+# --- which pipe runs the matrix products ---------------------------------------------------
+
+
+def matrix_pipe(arch, dtype: str, notes: list[str]) -> tuple[str, str]:
+    """(pipe, dtype) that runs the matrix products of ``dtype`` on ``arch``.
+
+    The arch's matrix pipe when it has a rate for the dtype; otherwise VALU in the closest VALU
+    type, with a note. Narrow types (fp8/fp6/fp4/int8) that no pipe of the arch supports raise
+    the standard InputError from ``arch.rate``.
+    """
+    mp = arch.matrix_pipe
+    if mp and arch.has(mp, dtype):
+        return mp, dtype
+    if dtype in LOW_PRECISION:
+        for pipe in arch.pipes():
+            if arch.has(pipe, dtype):
+                notes.append(
+                    f"{arch.key} has no {dtype} rate on the {mp or 'matrix'} pipe: matrix products counted on {pipe}:{dtype}"
+                )
+                return pipe, dtype
+        arch.rate(mp or "valu", dtype)  # raises InputError naming what the arch has
+    vd = dtypes.valu_dtype(arch, dtype)
+    notes.append(
+        f"{arch.key} has no {dtype} rate on the {mp or 'matrix'} pipe: matrix products counted on valu:{vd}"
+    )
+    return "valu", vd
+
+
+def flop_rate(arch, pipe: str, dtype: str) -> float:
+    """Device FLOP/s of (pipe, dtype) at the peak clock (used only to rank candidate tiles)."""
+    return arch.peak_flops(pipe, dtype)
+
+
+# --- candidate tiles -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tile:
+    m: int  # macro-tile rows (output rows per workgroup)
+    n: int  # macro-tile columns
+    lanes: int  # work-items per workgroup
+
+
+# Macro-tiles of hipBLASLt/Tensile/CK kernels: 256 lanes (4 wave64 / 8 wave32) for the large
+# tiles, 64 lanes for the skinny ones used by decode GEMMs and GEMVs. All are multiples of 16,
+# the M and N of the smallest MFMA/WMMA instruction shapes (16x16xK) on every target.
+GEMM_TILES = (
+    Tile(256, 256, 256),
+    Tile(256, 128, 256),
+    Tile(128, 256, 256),
+    Tile(128, 128, 256),
+    Tile(128, 64, 256),
+    Tile(64, 128, 256),
+    Tile(64, 64, 256),
+    Tile(32, 64, 64),
+    Tile(16, 64, 64),
+)
+K_TILES = (64, 32, 16)  # depth of one K step in elements; the deepest that fits LDS is used
+SPLITS = (2, 4, 8, 16, 32, 64)  # split-K / split-KV factors tried when the grid underfills the CUs
+
+# 8-bit register fields address 256 architectural VGPRs per lane; CDNA adds 256 accumulation
+# registers (AGPRs; unified with the VGPRs from gfx90a on). Accumulators may take half of
+# min(vgprs_per_lane, 512); the other half holds operand fragments, addresses and staging.
+ADDRESSABLE_VGPRS = 512
+
+
+def lds_limit(arch) -> float:
+    return float(arch.occupancy["lds_per_workgroup"].value)
+
+
+def acc_vgpr_budget(arch) -> float:
+    return min(float(arch.occupancy["vgprs_per_lane"].value), ADDRESSABLE_VGPRS) / 2
+
+
+def max_lanes(arch) -> float:
+    q = arch.occupancy.get("max_workgroup_size")
+    return float(q.value) if q is not None else 1024.0
+
+
+def vgprs(arch, acc_bytes_per_wg, stage_bytes_per_wg, lanes):
+    """VGPRs per lane: accumulators plus one K step of global->LDS staging, rounded to the granule."""
+    g = arch.occupancy.get("vgpr_granule")
+    g = float(g.value) if g is not None else 1.0
+    regs = (np.asarray(acc_bytes_per_wg) + np.asarray(stage_bytes_per_wg)) / (4.0 * np.asarray(lanes))
+    return np.ceil(regs / g) * g
+
+
+def gemm_candidates(arch, elem: float, acc: float) -> list[tuple[Tile, int]]:
+    """Legal (tile, k_tile) pairs: double-buffered A and B K-steps fit the LDS of one workgroup,
+    the fp32 accumulators fit the register budget, the workgroup fits the lane limit."""
+    out = []
+    lds, budget, lanes_max = lds_limit(arch), acc_vgpr_budget(arch), max_lanes(arch)
+    for t in GEMM_TILES:
+        if t.lanes > lanes_max or t.lanes % arch.wave_size:
+            continue
+        if t.m * t.n * acc / (4.0 * t.lanes) > budget:
+            continue
+        tk = next((k for k in K_TILES if 2 * (t.m + t.n) * k * elem <= lds), None)
+        if tk is not None:
+            out.append((t, tk))
+    if not out:  # nothing fits (tiny LDS): the smallest tile at the smallest K step
+        out.append((GEMM_TILES[-1], K_TILES[-1]))
+    return out
+
+
+def wave_grid(tm, tn, lanes, wave_size):
+    """(wr, wc): waves per workgroup arranged wr x wc over the tile, more along the longer side."""
+    w = np.maximum(np.asarray(lanes, dtype=float) / wave_size, 1.0)
+    small = 2.0 ** np.floor(np.log2(w) / 2)
+    big = w / small
+    tall = np.asarray(tm) >= np.asarray(tn)
+    return np.where(tall, big, small), np.where(tall, small, big)
+
+
+# --- traffic of a tiled kernel -------------------------------------------------------------
+
+
+def _l2_per_xcd(arch) -> float:
+    cap, per = arch.capacity_per("l2")
+    return cap if per == "xcd" else arch.capacity("l2") / max(arch.xcds, 1)
+
+
+def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=None, b_frac=1.0):
+    """Operand read bytes per level for a grid of tm x tn tiles over a rows x cols output.
+
+    Every tile reads the row panel of its tm rows (``a_row`` bytes per row) and the column
+    panel of its tn columns (``b_col`` bytes per column; a fraction ``b_frac`` of it where the
+    tile needs only part, e.g. causal attention). ``copies`` independent problems (batch,
+    groups, K-splits) run one after another in grid order. ``a_unique``: distinct bytes behind
+    the A requests where they are fewer than ``rows * a_row`` (conv2d's im2col rows overlap).
+
+    Returns dict: ``req`` (bytes the tiles request: L1 and L2 see them), ``l2_miss`` (bytes the
+    L2s fetch from beyond: MALL / fabric), ``mem`` (bytes from device memory), ``grid``.
+
+    Model (see docs/models-tiled.md): workgroups run in waves of min(CUs, tiles) concurrent
+    tiles, rasterised as a near-square block of a x b tiles (grouped ordering). Within a wave the
+    tiles of one row share an A panel and those of one column a B panel, and those re-reads hit
+    in L2 -- except across XCDs: workgroups go round-robin over the XCDs, each with a private
+    L2, so an A panel whose b tiles land on min(xcds, b) XCDs is fetched by each of them, and a
+    B panel by xcds/gcd(b, xcds) of them (at most a). Across waves a panel is re-read once per
+    wave that needs it unless it is still resident: the resident fraction is
+    min(1, capacity / footprint) of the cache that would serve it (per-XCD L2, then the MALL).
+    """
+    rows = np.asarray(rows, dtype=float)
+    cols = np.asarray(cols, dtype=float)
+    tm = np.asarray(tm, dtype=float)
+    tn = np.asarray(tn, dtype=float)
+    copies = np.asarray(copies, dtype=float)
+    b_frac = np.asarray(b_frac, dtype=float)
+    tiles_m = np.ceil(rows / tm)
+    tiles_n = np.ceil(cols / tn)
+    per_copy = tiles_m * tiles_n
+    a_req = rows * a_row  # bytes of A one column of tiles requests
+    a_bytes = a_req if a_unique is None else np.asarray(a_unique, dtype=float)
+    b_bytes = cols * b_col
+    req = copies * (tiles_n * a_req + tiles_m * b_bytes * b_frac)
+
+    cus = float(arch.cus)
+    x = float(max(arch.xcds, 1))
+    wave = np.minimum(cus, per_copy)
+    a = np.clip(np.ceil(np.sqrt(wave)), 1.0, tiles_m)
+    b = np.clip(np.ceil(wave / a), 1.0, tiles_n)
+    if x > 1:  # a library rasterises whole rows of xcds tiles, so a B panel stays on one XCD
+        b = np.where(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
+    a = np.clip(np.ceil(wave / b), 1.0, tiles_m)
+    if x > 1:
+        r_a = np.minimum(x, b)
+        gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
+        r_b = np.minimum(a, x / gcd[np.mod(b, x).astype(np.int64)])
+    else:
+        r_a = r_b = 1.0
+    b_need = np.maximum(np.ceil(tiles_m / a) * b_frac, 1.0)  # waves needing each B panel (>= once)
+    floor_l2 = r_a * a_bytes + r_b * b_bytes  # each XCD fetches its panels at least once
+    waves_l2 = r_a * np.ceil(tiles_n / b) * a_bytes + r_b * b_need * b_bytes
+    concurrent = np.maximum(1.0, np.minimum(copies, cus / per_copy))  # copies sharing one wave
+    hit = np.minimum(1.0, _l2_per_xcd(arch) * x / np.maximum(concurrent * floor_l2, 1.0))
+    l2_miss = copies * (floor_l2 + (1.0 - hit) * np.maximum(waves_l2 - floor_l2, 0.0))
+    l2_miss = np.minimum(l2_miss, req)
+    compulsory = copies * (a_bytes + b_bytes)
+    if "mall" in arch.levels:
+        hit_m = np.minimum(1.0, arch.capacity("mall") / np.maximum(concurrent * (a_bytes + b_bytes), 1.0))
+        # XCD copies of a panel within a wave are fetched at about the same time (the XCDs walk
+        # K together), so the MALL serves them from the current K slab; only re-reads by later
+        # waves need the whole footprint resident
+        waves_mem = copies * (np.ceil(tiles_n / b) * a_bytes + b_need * b_bytes)
+        mem = compulsory + (1.0 - hit_m) * (1.0 - hit) * np.maximum(waves_mem - compulsory, 0.0)
+    else:
+        mem = np.maximum(l2_miss, compulsory)
+    return {"req": req, "l2_miss": l2_miss, "mem": mem, "grid": copies * per_copy}
+
+
+def add_operand_reads(work: Work, arch, t: dict) -> None:
+    """Book `panel_traffic` reads on the arch's global-memory levels."""
+    for lv in traffic.chain(arch):
+        if lv in ("l1", "l2"):
+            work.add_bytes(lv, read=t["req"])
+        elif lv == "mall":
+            work.add_bytes(lv, read=t["l2_miss"])
+        else:  # device memory
+            work.add_bytes(lv, read=t["mem"] if "mall" in arch.levels else t["l2_miss"])
+
+
+def add_cold(work: Work, arch, read=0.0, write=0.0) -> None:
+    """Tensors read or written once that live in device memory: every level sees them."""
+    for lv in traffic.chain(arch):
+        work.add_bytes(lv, read=read, write=write)
+
+
+def add_scratch(work: Work, arch, nbytes) -> None:
+    """A temporary written then read back (split partial sums): the warm streaming rule applies,
+    so it stops at the first cache that holds it."""
+    br, bw = traffic.stream_traffic(arch, nbytes, nbytes, nbytes)
+    for lv in br:
+        work.add_bytes(lv, read=br[lv], write=bw[lv])
+
+
+def merge(into: Work, other: Work) -> Work:
+    """Add the FLOPs, bytes and notes of ``other`` into ``into``."""
+    for k, v in other.flops.items():
+        into.flops[k] = into.flops.get(k, 0.0) + v
+    for k, v in other.bytes_read.items():
+        into.bytes_read[k] = into.bytes_read.get(k, 0.0) + v
+    for k, v in other.bytes_write.items():
+        into.bytes_write[k] = into.bytes_write.get(k, 0.0) + v
+    into.notes.extend(n for n in other.notes if n not in into.notes)
+    return into
+
+
+# --- the GEMM tile model -------------------------------------------------------------------
+
+
+@dataclass
+class Rates:
+    """What the local tile cost needs from the arch (resolved once per call)."""
+
+    flops: float  # device FLOP/s of the matrix pipe in use
+    cus: float
+    bw: dict  # level -> device bytes/s (theoretical, peak clock)
+    mem: str  # the device-memory level
+
+    @classmethod
+    def of(cls, arch, pipe: str, dtype: str) -> Rates:
+        bw = {lv: arch.bandwidth(lv) for lv in arch.levels}
+        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level)
+
+
+def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, out_elem, a_unique):
+    """Tile traffic of one GEMM configuration (tile and split may be scalars or arrays)."""
+    ks = np.ceil(k / split / tk) * tk  # K depth one split walks (padded to whole K steps)
+    a_uni = None if a_unique is None else a_unique / split
+    t = panel_traffic(arch, m, n, tm, tn, ks * elem, ks * elem, batch * split, a_unique=a_uni)
+    wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)
+    lds_w = t["grid"] * (tm + tn) * ks * elem  # each K step stored once
+    lds_r = t["grid"] * (wc * tm + wr * tn) * ks * elem  # each wave reads its rows and columns
+    out = batch * m * n * out_elem
+    partial = np.where(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
+    return t, ks, lds_r, lds_w, out, partial
+
+
+def _choice_cost(
+    r: Rates, m, n, k, batch, tile: Tile, tk: int, split, elem: float, base_mem, out, wave_size: int
+):
+    """Local time used only to rank configurations (the estimator times the final Work).
+
+    Compute with wave quantization (tiles one CU runs back to back x the tile's time on the
+    CU's slowest path: MFMA, L1 or LDS) plus the slowest device-wide memory path: L2 (tile
+    requests, C, split partials) or device memory (``base_mem``: compulsory time). Summed, not
+    overlapped: real tiles do not hide all their traffic, and the sum prefers the tile that
+    moves less when two tiles quantize to the same compute time.
+    """
+    tiles_m = np.ceil(m * (1.0 / tile.m))
+    tiles_n = np.ceil(n * (1.0 / tile.n))
+    bs = batch * split
+    grid = tiles_m * tiles_n * bs
+    ks = np.ceil(k / (split * tk)) * tk
+    wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
+    per_cu = max(
+        2.0 * tile.m * tile.n * r.cus / r.flops,
+        (tile.m + tile.n) * elem * r.cus / r.bw.get("l1", np.inf),
+        float(wc * tile.m + wr * tile.n) * elem * r.cus / r.bw.get("lds", np.inf),
+    )
+    cost = np.ceil(grid * (1.0 / r.cus)) * ks * per_cu
+    l2 = (tiles_n * m + tiles_m * n) * bs * ks * (elem / r.bw.get("l2", np.inf)) + out / r.bw.get(
+        "l2", np.inf
+    )
+    if np.ndim(split):
+        l2 += bs * m * n * (2.0 * PARTIAL_BYTES / r.bw.get("l2", np.inf))
+    cost += np.maximum(l2, base_mem)
+    return cost
+
+
+def gemm_work(arch, dtype: str, m, n, k, batch, *, a_unique=None, work: Work | None = None, allow_split=True):
+    """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
+
+    ``a_unique``: distinct bytes of A per problem where fewer than m*k elements (conv2d).
+    Returns (work, launch).
+    """
+    work = work if work is not None else Work()
+    m, n, k, batch = (np.asarray(v, dtype=float) for v in (m, n, k, batch))
+    shape = np.broadcast(m, n, k, batch).shape
+    m, n, k, batch = (np.broadcast_to(v, shape) for v in (m, n, k, batch))
+    elem, out_elem, acc = dtypes.size(dtype), out_size(dtype), acc_size(dtype)
+    pipe, pdt = matrix_pipe(arch, dtype, work.notes)
+    r = Rates.of(arch, pipe, pdt)
+
+    # the configuration: every legal tile timed at split 1 and, where its grid underfills the
+    # CUs, at the split-K that fills them; the fastest kept per shape
+    cands = gemm_candidates(arch, elem, acc)
+    best = np.full(shape, np.inf)
+    idx = np.zeros(shape, dtype=np.int64)
+    split = np.ones(shape)
+    out = batch * m * n * out_elem
+    base_mem = (batch * (m + n) * k * elem + out) / r.bw[r.mem]
+    for i, (tile, tk) in enumerate(cands):
+        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out, arch.wave_size)
+        better = c < best
+        np.copyto(best, c, where=better)
+        np.copyto(idx, i, where=better)
+        np.copyto(split, 1.0, where=better)
+        if not allow_split:
+            continue
+        grid1 = np.ceil(m / tile.m) * np.ceil(n / tile.n) * batch
+        sel = np.nonzero((grid1 * 2 <= arch.cus) & (k >= 4 * tk))
+        if not sel[0].size:
+            continue
+        sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
+        s = 2.0 ** np.floor(np.log2(arch.cus / grid1[sel]))  # fills the CUs
+        s = np.minimum(np.minimum(s, SPLITS[-1]), 2.0 ** np.floor(np.log2(sk / (2 * tk))))
+        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out[sel], arch.wave_size)
+        better = c < best[sel]
+        best[sel] = np.where(better, c, best[sel])
+        idx[sel] = np.where(better, i, idx[sel])
+        split[sel] = np.where(better, s, split[sel])
+    table = np.array([(t.m, t.n, tk, t.lanes) for t, tk in cands], dtype=float)
+    tm, tn, tk, lanes = (table[idx, j] for j in range(4))
+
+    # the Work of the chosen configuration
+    t, ks, lds_r, lds_w, out, partial = _gemm_parts(
+        arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, out_elem, a_unique
+    )
+    work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)
+    add_operand_reads(work, arch, t)
+    add_cold(work, arch, write=out)
+    if np.any(split > 1):
+        add_scratch(work, arch, partial)
+        work.notes.append("split-K where the tiles underfill the CUs: fp32 partial sums written and reduced")
+    if "lds" in arch.levels:
+        work.add_bytes("lds", read=lds_r, write=lds_w)
+    launch = Launch(
+        grid=t["grid"],
+        workgroup_size=lanes,
+        vgprs=vgprs(arch, tm * tn * acc, (tm + tn) * tk * elem, lanes),
+        lds_bytes=2.0 * (tm + tn) * tk * elem,
+        tile_m=tm,
+        tile_n=tn,
+        tile_k=tk,
+    )
+    return work, launch
+
+
+def combine_launch(launches: list[Launch]) -> Launch:
+    """One Launch standing for several kernels: the one with the largest grid per shape."""
+    grids = np.stack([np.asarray(lc.grid, dtype=float) for lc in launches])
+    i = np.argmax(grids, axis=0)
+    fields = ("grid", "workgroup_size", "vgprs", "lds_bytes", "tile_m", "tile_n", "tile_k")
+    vals = {}
+    for f in fields:
+        stack = np.stack(
+            [np.broadcast_to(np.asarray(getattr(lc, f), dtype=float), grids.shape[1:]) for lc in launches]
+        )
+        vals[f] = np.take_along_axis(stack, i[None], axis=0)[0]
+    return Launch(**vals)
