@@ -167,8 +167,8 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
         rate, peak, prov = compute_rate(arch, pipe, dtype)
         t = f"compute:{key}"
         ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
-        f = np.asarray(f, dtype=float) * ones
-        terms[t] = f / rate / q
+        f = np.asarray(f, dtype=float)
+        terms[t] = f / (rate * q)
         naive[t] = f / peak
 
     c = constants()
@@ -179,7 +179,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
     in_flight = occ["resident_waves"] * bpw
     latency_limited: dict[str, np.ndarray] = {}
     for level, b in work.bytes.items():
-        b = np.asarray(b, dtype=float) * ones
+        b = np.asarray(b, dtype=float)
         if level not in arch.levels:
             if np.any(b > 0):
                 notes.append(f"{arch.key} has no '{level}' level: its bytes are not timed")
@@ -190,10 +190,9 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
         # Little's law: bandwidth reachable with the bytes the resident waves keep in flight
         little = in_flight / latency_s(arch, level)
         # per-CU resources (LDS, L1) idle on CUs without work: scale by the quantization
-        per_cu_rate = rate * q if level in ("lds", "l1") else rate * ones
+        per_cu_rate = rate * q if level in ("lds", "l1") else rate
         eff_bw = np.minimum(per_cu_rate, little)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms[t] = np.where(b > 0, b / eff_bw, 0.0)
+        terms[t] = b / eff_bw  # eff_bw > 0: at least one wave is resident
         latency_limited[t] = little < per_cu_rate
         naive[t] = b / peak
 
@@ -201,21 +200,23 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
         terms["compute:none"] = np.zeros(shape)
         naive["compute:none"] = np.zeros(shape)
     names = list(terms)
-    idx, body = _argmax_terms([terms[n] * ones for n in names])
-    labels = np.array([_label(n) for n in names], dtype=object)
-    bound = labels[idx]
+    idx, body = _argmax_terms([np.broadcast_to(terms[n], shape) for n in names])
+    # bound classes as integer codes into `labels` (fast on large batches), strings at the end
+    labels = [_label(n) for n in names] + ["latency", "launch"]
+    code = idx.copy()
     for i, n in enumerate(names):
         if n in latency_limited:
-            bound = np.where((idx == i) & latency_limited[n], "latency", bound)
+            code[(idx == i) & latency_limited[n]] = len(names)
     launch = arch.launch_overhead_s if include_launch else 0.0
     if include_launch:
         terms["launch"] = np.full(shape, launch)
-        bound = np.where(launch > body, "launch", bound)
+        code[launch > body] = len(names) + 1
+    bound = np.array(labels)[code]
     time_s = body + launch
 
     nnames = list(naive)
-    nidx, nbody = _argmax_terms([naive[n] * ones for n in nnames])
-    nlabels = np.array([_label(n) for n in nnames], dtype=object)
+    nidx, nbody = _argmax_terms([np.broadcast_to(naive[n], shape) for n in nnames])
+    nlabels = np.array([_label(n) for n in nnames])
     return Estimate(
         arch=arch,
         work=work,
