@@ -70,8 +70,12 @@ class Estimate:
 
 
 # --- ceilings -----------------------------------------------------------------------------
-def compute_rate(arch: Arch, pipe: str, dtype: str) -> tuple[float, float, str]:
-    """(achievable FLOP/s, theoretical FLOP/s, provenance) for one (pipe, dtype)."""
+def compute_rate(arch: Arch, pipe: str, dtype: str, measured: bool = True) -> tuple[float, float, str]:
+    """(achievable FLOP/s, theoretical FLOP/s, provenance) for one (pipe, dtype).
+
+    ``measured=False`` ignores the archspec's measurements (GEMM rates and clocks under load):
+    the first-principles estimate, used to report accuracy on held-out data honestly.
+    """
     from perfmodel.archspec import MATRIX_PIPES
 
     c = constants()
@@ -80,10 +84,10 @@ def compute_rate(arch: Arch, pipe: str, dtype: str) -> tuple[float, float, str]:
         return peak, peak, "no sfu rate in the spec: counted at the VALU fp32 rate"
     peak = arch.peak_flops(pipe, dtype)
     if pipe in MATRIX_PIPES:
-        m = arch.measured_flops(pipe, dtype)
+        m = arch.measured_flops(pipe, dtype) if measured else None
         if m is not None:
             return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}"
-        clk = arch.clock_under_load(pipe)
+        clk = arch.clock_under_load(pipe) if measured else arch.clock_hz
         eff = c["matrix_efficiency"]["value"]
         rate = arch.rate(pipe, dtype).value * arch.cus * clk * eff
         how = f"measured clock {clk / 1e6:.0f} MHz" if clk != arch.clock_hz else "peak clock (no measured clock)"
@@ -94,10 +98,10 @@ def compute_rate(arch: Arch, pipe: str, dtype: str) -> tuple[float, float, str]:
     return plain, peak, note
 
 
-def bandwidth(arch: Arch, level: str) -> tuple[float, float, str]:
+def bandwidth(arch: Arch, level: str, measured: bool = True) -> tuple[float, float, str]:
     """(achievable B/s, theoretical B/s, provenance) for one memory level."""
     peak = arch.bandwidth(level)
-    m = arch.measured_bandwidth(level)
+    m = arch.measured_bandwidth(level) if measured else None
     if m is not None:
         return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}"
     eff = constants()["bandwidth_efficiency"].get(level, {"value": 0.8})["value"]
@@ -151,8 +155,12 @@ def _shape(work: Work) -> tuple:
     return np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else ()
 
 
-def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
-    """Time a batch of `Work` on `arch`: every term, bound class, naive roofline, headroom."""
+def estimate(work: Work, arch: Arch, include_launch: bool = True, measured: bool = True) -> Estimate:
+    """Time a batch of `Work` on `arch`: every term, bound class, naive roofline, headroom.
+
+    ``measured=False`` times it from theoretical peaks and the generic efficiencies only
+    (no per-GPU measured ceiling or clock): the held-out, first-principles estimate.
+    """
     shape = _shape(work)
     ones = np.ones(shape)
     occ = occupancy(arch, work, shape)
@@ -164,7 +172,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
 
     for key, f in work.flops.items():
         pipe, dtype = split_flop_key(key)
-        rate, peak, prov = compute_rate(arch, pipe, dtype)
+        rate, peak, prov = compute_rate(arch, pipe, dtype, measured)
         t = f"compute:{key}"
         ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
         f = np.asarray(f, dtype=float)
@@ -184,7 +192,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True) -> Estimate:
             if np.any(b > 0):
                 notes.append(f"{arch.key} has no '{level}' level: its bytes are not timed")
             continue
-        rate, peak, prov = bandwidth(arch, level)
+        rate, peak, prov = bandwidth(arch, level, measured)
         t = f"memory:{level}"
         ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
         # Little's law: bandwidth reachable with the bytes the resident waves keep in flight

@@ -36,8 +36,8 @@ def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str 
         raise
 
 
-def evaluate(cases: list[Case]) -> list[dict]:
-    """Rows for validated cases, in their order."""
+def evaluate(cases: list[Case], measured: bool = True) -> list[dict]:
+    """Rows for validated cases, in their order (``measured=False``: see `estimate`)."""
     groups: dict[tuple, list[Case]] = defaultdict(list)
     for c in cases:
         groups[_group_key(c)].append(c)
@@ -54,7 +54,7 @@ def evaluate(cases: list[Case]) -> list[dict]:
         for n in model.numeric:
             params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
         work = run_model(model, params, arch, dtype, where=first.where)
-        est = estimate(work, arch)
+        est = estimate(work, arch, measured=measured)
         for j, r in enumerate(result_rows(est, members)):
             rows[pos[id(members[j])]] = r
     return rows  # type: ignore[return-value]
