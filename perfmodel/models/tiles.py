@@ -409,3 +409,26 @@ def combine_launch(launches: list[Launch]) -> Launch:
         )
         vals[f] = np.take_along_axis(stack, i[None], axis=0)[0]
     return Launch(**vals)
+
+
+def argmin_candidates(costs, shape) -> tuple[np.ndarray, np.ndarray]:
+    """(index of the cheapest candidate, its cost) per shape, from an iterable of cost arrays."""
+    best = np.full(shape, np.inf)
+    idx = np.zeros(shape, dtype=np.int64)
+    for i, c in enumerate(costs):
+        better = c < best
+        np.copyto(best, c, where=better)
+        np.copyto(idx, i, where=better)
+    return idx, best
+
+
+def fill_split(cus: float, grid1, depth, step):
+    """The split (a power of two, at most SPLITS[-1]) that fills ``cus`` CUs with a grid of
+    ``grid1`` tiles, keeping at least two ``step``-deep steps of ``depth`` per split; 1 where
+    the grid already fills half the CUs."""
+    grid1 = np.maximum(np.asarray(grid1, dtype=float), 1.0)
+    s = 2.0 ** np.floor(np.log2(np.maximum(cus / grid1, 1.0)))
+    s = np.minimum(
+        np.minimum(s, SPLITS[-1]), 2.0 ** np.floor(np.log2(np.maximum(np.asarray(depth) / (2.0 * step), 1.0)))
+    )
+    return np.where(grid1 * 2 <= cus, s, 1.0)
