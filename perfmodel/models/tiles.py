@@ -328,10 +328,23 @@ def _choice_cost(
     return cost
 
 
-def gemm_work(arch, dtype: str, m, n, k, batch, *, a_unique=None, work: Work | None = None, allow_split=True):
+def gemm_work(
+    arch,
+    dtype: str,
+    m,
+    n,
+    k,
+    batch,
+    *,
+    a_unique=None,
+    out_scale=1.0,
+    work: Work | None = None,
+    allow_split=True,
+):
     """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
 
     ``a_unique``: distinct bytes of A per problem where fewer than m*k elements (conv2d).
+    ``out_scale``: share of C the epilogue writes (0.5 for MoE's fused up+gate -> SiLU*up).
     Returns (work, launch).
     """
     work = work if work is not None else Work()
@@ -363,8 +376,7 @@ def gemm_work(arch, dtype: str, m, n, k, batch, *, a_unique=None, work: Work | N
         if not sel[0].size:
             continue
         sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
-        s = 2.0 ** np.floor(np.log2(arch.cus / grid1[sel]))  # fills the CUs
-        s = np.minimum(np.minimum(s, SPLITS[-1]), 2.0 ** np.floor(np.log2(sk / (2 * tk))))
+        s = fill_split(arch.cus, grid1[sel], sk, tk)
         c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out[sel], arch.wave_size)
         better = c < best[sel]
         best[sel] = np.where(better, c, best[sel])

@@ -1,0 +1,58 @@
+"""2-D convolution as an implicit GEMM (NHWC activations, KRSC filters, no im2col buffer).
+
+Output size P = floor((h + 2 pad - r) / stride) + 1, Q = floor((w + 2 pad - s) / stride) + 1.
+GEMM view: M = n*P*Q output pixels, N = k filters, K = c*r*s. FLOPs 2*M*N*K on the matrix pipe.
+Bytes: the shared GEMM tile model (`tiles.gemm_work`) with A = the virtual im2col matrix: the
+tiles request M*K elements of it per column of tiles (each input element r*s/stride^2 times,
+through L1 and L2), but only the n*c*h*w distinct input elements count as compulsory and as
+the per-XCD/MALL footprint, so device memory sees the input once when it fits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfmodel import dtypes
+from perfmodel.errors import InputError
+from perfmodel.models import tiles
+from perfmodel.models.registry import Param, register
+from perfmodel.work import Work
+
+
+def output_size(h, w, r, s, stride, pad):
+    """(P, Q): output height and width."""
+    p_ = np.floor((h + 2.0 * pad - r) / stride) + 1.0
+    q_ = np.floor((w + 2.0 * pad - s) / stride) + 1.0
+    return p_, q_
+
+
+@register(
+    "conv2d",
+    params=[
+        Param("n", help="batch"),
+        Param("c", help="input channels"),
+        Param("h", help="input height"),
+        Param("w", help="input width"),
+        Param("k", help="output channels (filters)"),
+        Param("r", help="filter height"),
+        Param("s", help="filter width"),
+        Param("stride", default=1),
+        Param("pad", default=0, minimum=0),
+    ],
+    doc="2-D convolution as implicit GEMM (M = n*P*Q, N = k, K = c*r*s) on the GEMM tile model",
+    default_dtype="bf16",
+)
+def conv2d(p: dict, arch, dtype: str) -> Work:
+    n, c, h, w, k, r, s = (np.asarray(p[x], dtype=float) for x in ("n", "c", "h", "w", "k", "r", "s"))
+    stride = np.asarray(p.get("stride", 1), dtype=float)
+    pad = np.asarray(p.get("pad", 0), dtype=float)
+    pp, qq = output_size(h, w, r, s, stride, pad)
+    if np.any(pp < 1) or np.any(qq < 1):
+        raise InputError(
+            "expected a filter no larger than the padded input (r <= h + 2 pad, s <= w + 2 pad)", key="r"
+        )
+    m = n * pp * qq
+    kk = c * r * s
+    work, launch = tiles.gemm_work(arch, dtype, m, k, kk, 1.0, a_unique=n * c * h * w * dtypes.size(dtype))
+    work.launch = launch
+    return work
