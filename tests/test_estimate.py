@@ -156,3 +156,29 @@ def test_constants_file_is_well_formed():
         assert 0 < entry["value"] <= 1 and entry["source"], name
     for name, entry in data["latency_ns"].items():
         assert entry["value"] > 0 and entry["source"], name
+
+
+def test_matrix_fraction_of_peak_is_the_median_of_shipped_gemm_figures():
+    from perfmodel.estimate import gemm_level_figures
+
+    fracs = [
+        q.value / a.peak_flops(p, d)
+        for a in load_all()
+        for p in ("mfma", "wmma", "tensor")
+        for d, q in gemm_level_figures(a, p).items()
+    ]
+    assert len(fracs) >= 10
+    assert constants()["matrix_fraction_of_peak"]["value"] == pytest.approx(statistics.median(fracs), abs=0.006)
+
+
+def test_gemm_rate_preference_order():
+    """A measured GEMM for the dtype wins; else the GPU's other GEMM dtypes; else the median."""
+    from perfmodel.estimate import compute_rate
+
+    a = load_arch("mi300x")
+    rate, _, prov = compute_rate(a, "mfma", "bf16")
+    assert rate == a.measured_flops("mfma", "bf16").value and prov.startswith("measured")
+    rate, peak, prov = compute_rate(a, "mfma", "int8")  # no int8 GEMM measured on MI300X
+    assert 0.4 < rate / peak < 0.6 and "this GPU's measured GEMMs" in prov
+    rate, peak, prov = compute_rate(a, "mfma", "bf16", measured=False)
+    assert rate / peak == constants()["matrix_fraction_of_peak"]["value"]
