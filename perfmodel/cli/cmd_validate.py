@@ -1,0 +1,72 @@
+"""`perfmodel validate`: rocprof measurements per kernel, and the model beside them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from perfmodel.cli.options import emit, format_option, output_option
+
+SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".txt": "table"}
+
+
+@click.command("validate")
+@click.argument("workload", type=click.Path())
+@click.option("--arch", "arch", default=None, help="Arch key or archspec path. [default: from sysinfo.csv]")
+@click.option(
+    "--cases",
+    "manifest",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Manifest YAML mapping kernel-name regexes or dispatch indices to cases.",
+)
+@click.option("--per-dispatch", is_flag=True, help="One row per dispatch instead of per kernel.")
+@click.option("--sclk", "sclk", type=float, default=None, help="Override the peak clock (MHz).")
+@click.option("--cus", "cus", type=click.IntRange(min=1), default=None, help="Override the CU count.")
+@click.option("--kernel", "kernel_filter", default=None, help="Only kernels whose name matches this regex.")
+@click.option(
+    "--top", "top", type=click.IntRange(min=1), default=None, help="Only the N kernels with the longest time."
+)
+@click.option(
+    "-o",
+    "report",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the report to this file; format from the suffix (.md .json .jsonl .csv) unless --format is given.",
+)
+@format_option
+@output_option
+@click.pass_context
+def validate_command(
+    ctx, workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top, report, fmt, output
+) -> None:
+    """Read rocprof output (file or directory) and report, per kernel: measured time, FLOPs per
+    pipe, bytes per level, intensity, achieved rate against each ceiling and the measured bound;
+    for identified kernels (built-in: mixbench, vcopy; or --cases manifest) the prediction, the
+    residual term by term and the term that explains most of the difference.
+
+    \b
+    perfmodel validate workloads/mixbench/mi200
+    perfmodel validate workloads/mixbench/mi200 --per-dispatch --format jsonl
+    perfmodel validate run/ --cases manifest.yaml -o report.md
+    """
+    from perfmodel.validate import render_validation, validate
+
+    target = report or output
+    if target and ctx.get_parameter_source("fmt") == click.core.ParameterSource.DEFAULT:
+        fmt = SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
+    v = validate(
+        workload,
+        arch=arch,
+        manifest=manifest,
+        per_dispatch=per_dispatch,
+        sclk_mhz=sclk,
+        cus=cus,
+        kernel_filter=kernel_filter,
+        top=top,
+    )
+    text = render_validation(v, fmt)
+    emit(text, target)
+    if target and fmt in ("table", "md"):
+        click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
