@@ -285,7 +285,7 @@ class Rates:
 
 def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, out_elem, a_unique):
     """Tile traffic of one GEMM configuration (tile and split may be scalars or arrays)."""
-    ks = np.ceil(k / split / tk) * tk  # K depth one split walks (padded to whole K steps)
+    ks = k / split  # K depth one split walks (bytes move for the real K; padding costs only MFMA time)
     a_uni = None if a_unique is None else a_unique / split
     t = panel_traffic(arch, m, n, tm, tn, ks * elem, ks * elem, batch * split, a_unique=a_uni)
     wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)

@@ -1,0 +1,164 @@
+"""GEMM and grouped GEMM models: exact FLOPs, tile traffic, tile legality, vectorisation."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+
+import numpy as np
+import pytest
+
+from perfmodel.arch import Arch, arch_keys, load_arch
+from perfmodel.errors import InputError
+from perfmodel.models.registry import get_model
+
+
+def case(**kw):
+    return {
+        k: (np.atleast_1d(np.asarray(v, dtype=float)) if not isinstance(v, str) else v) for k, v in kw.items()
+    }
+
+
+def gemm(arch="mi300x", dtype="bf16", m=256, n=256, k=256, batch=1, layout="tn"):
+    return get_model("gemm").fn(case(m=m, n=n, k=k, batch=batch, layout=layout), load_arch(arch), dtype)
+
+
+def hbm(work, arch="mi300x"):
+    return work.bytes[load_arch(arch).memory_level]
+
+
+def test_gemm_flops_exact():
+    # 2 FLOPs per FMA: 2 * m * n * k * batch = 2 * 64 * 32 * 16 * 3 = 196608
+    w = gemm(m=64, n=32, k=16, batch=3)
+    assert w.flops == {"mfma:bf16": pytest.approx(196608.0)}
+
+
+def test_grouped_gemm_flops_exact_and_equal_to_batched():
+    # 2 * groups * m * n * k = 2 * 4 * 8 * 16 * 32 = 32768
+    a = load_arch("mi300x")
+    w = get_model("grouped_gemm").fn(case(groups=4, m=8, n=16, k=32), a, "bf16")
+    assert float(w.flops["mfma:bf16"][0]) == 32768.0
+    b = gemm(m=8, n=16, k=32, batch=4)
+    assert float(hbm(w)[0]) == float(hbm(b)[0])
+
+
+@pytest.mark.parametrize("key", arch_keys())
+def test_compulsory_hbm_when_fits(key):
+    # 256^3 bf16: A, B, C are 128 KiB each, the working set fits every L2, so device memory sees
+    # each matrix once: (MK + KN + MN) * 2 B = 3 * 65536 * 2 = 393216 B
+    a = load_arch(key)
+    if not a.has(a.matrix_pipe or "valu", "bf16") and not a.has("valu", "bf16"):
+        pytest.skip("no bf16")
+    w = gemm(key, m=256, n=256, k=256)
+    assert float(hbm(w, key)[0]) == pytest.approx(393216.0)
+
+
+def test_hbm_at_least_compulsory_and_growing_beyond_caches():
+    rng = np.random.default_rng(3)
+    m, n, k = (np.floor(np.exp(rng.uniform(0, np.log(40000), 20000))) for _ in range(3))
+    w = gemm(m=m, n=n, k=k)
+    comp = (m * k + k * n + m * n) * 2.0
+    assert np.all(hbm(w) >= comp * (1 - 1e-12))
+    small = gemm(m=1024, n=1024, k=1024)
+    assert float(hbm(small)[0]) == pytest.approx(3 * 1024 * 1024 * 2.0)
+    big = gemm(m=32768, n=32768, k=32768)  # A and B are 2 GiB each, far beyond L2 and MALL
+    assert float(hbm(big)[0]) > 1.5 * 3 * 32768**2 * 2.0
+    # every level sees at least what the next one out sees
+    for x in (w, big):
+        assert np.all(x.bytes["l1"] >= x.bytes["l2"] - 1e-6)
+        assert np.all(x.bytes["l2"] >= x.bytes["mall"] * (1 - 1e-12) - 1.0)
+
+
+def test_monotonic_in_size():
+    sizes = 2.0 ** np.arange(4, 16)
+    for which in ("m", "n", "k"):
+        kw = {"m": 4096.0, "n": 4096.0, "k": 4096.0}
+        kw[which] = sizes
+        w = gemm(**kw)
+        assert np.all(np.diff(w.flops["mfma:bf16"]) > 0)
+        assert np.all(np.diff(hbm(w)) > 0)
+
+
+def test_gemv_streams_the_weights_once():
+    # m=1: 4096 x 4096 bf16 weights (32 MiB) read once, plus the vectors
+    w = gemm(m=1, n=4096, k=4096)
+    weights = 4096 * 4096 * 2.0
+    assert weights <= float(hbm(w)[0]) <= weights * 1.01
+    assert float(w.launch.tile_m[0]) == 16  # a skinny tile
+    assert float(w.launch.grid[0]) >= load_arch("mi300x").cus / 2  # split-K fills the GPU
+
+
+def test_vectorised_100k_no_nan():
+    rng = np.random.default_rng(0)
+    N = 100_000
+    m, n, k, b = (np.floor(np.exp(rng.uniform(0, np.log(hi), N))) for hi in (65536, 65536, 65536, 64))
+    w = gemm(m=m, n=n, k=k, batch=b)
+    for v in (*w.flops.values(), *w.bytes.values()):
+        assert np.shape(v) == (N,) and np.all(np.isfinite(v))
+    for f in ("grid", "workgroup_size", "vgprs", "lds_bytes", "tile_m", "tile_n", "tile_k"):
+        assert np.shape(getattr(w.launch, f)) == (N,)
+
+
+@pytest.mark.parametrize("key", arch_keys())
+def test_chosen_tile_fits_lds_and_registers(key):
+    a = load_arch(key)
+    rng = np.random.default_rng(1)
+    m, n, k = (np.floor(np.exp(rng.uniform(0, np.log(30000), 5000))) for _ in range(3))
+    for dtype in ("bf16", "fp32", "fp64"):
+        w = get_model("gemm").fn(case(m=m, n=n, k=k, batch=1, layout="tn"), a, dtype)
+        L = w.launch
+        assert np.all(L.lds_bytes <= a.occupancy["lds_per_workgroup"].value)
+        assert np.all(L.vgprs <= a.occupancy["vgprs_per_lane"].value)
+        assert np.all(
+            L.tile_m * L.tile_n * (8 if dtype == "fp64" else 4) / (4 * L.workgroup_size)
+            <= a.occupancy["vgprs_per_lane"].value / 2
+        )
+        assert np.all(L.tile_m % 16 == 0) and np.all(L.tile_n % 16 == 0)
+
+
+def test_fp8_on_mi210_raises():
+    if "mi210" not in arch_keys():
+        pytest.skip("archspecs/mi210.yaml not shipped yet")
+    with pytest.raises(InputError, match="fp8"):
+        gemm("mi210", "fp8", m=1024, n=1024, k=1024)
+
+
+def _single_xcd(arch: Arch) -> Arch:
+    """The same GPU with one XCD owning the whole L2 (same CUs, capacities and bandwidths)."""
+    tree = copy.deepcopy(arch.tree)
+    tree["topology"]["xcds"] = dataclasses.replace(tree["topology"]["xcds"], value=1)
+    cap = tree["memory"]["l2"]["capacity"]
+    tree["memory"]["l2"]["capacity"] = dataclasses.replace(cap, value=arch.capacity("l2"), per="device")
+    ch = tree["memory"]["l2"]["channels"]
+    tree["memory"]["l2"]["channels"] = dataclasses.replace(ch, value=ch.value * arch.xcds, per="device")
+    return Arch(arch.key + "-1xcd", tree, arch.path)
+
+
+def test_xcds_increase_l2_to_mall_traffic():
+    a8 = load_arch("mi300x")
+    a1 = _single_xcd(a8)
+    assert (
+        a1.xcds == 1 and a1.capacity("l2") == a8.capacity("l2") and a1.bandwidth("l2") == a8.bandwidth("l2")
+    )
+    p = case(m=8192, n=8192, k=8192, batch=1, layout="tn")
+    w8 = get_model("gemm").fn(p, a8, "bf16")
+    w1 = get_model("gemm").fn(p, a1, "bf16")
+    assert float(w8.bytes["mall"][0]) > 1.5 * float(w1.bytes["mall"][0])
+    assert float(w8.bytes["l2"][0]) == float(w1.bytes["l2"][0])  # same tile requests
+    assert float(w8.bytes["hbm"][0]) == float(w1.bytes["hbm"][0])  # the MALL absorbs the copies
+
+
+def test_layout_only_notes():
+    a, b = gemm(layout="tn"), gemm(layout="nn")
+    assert float(hbm(a)[0]) == float(hbm(b)[0]) and b.notes
+
+
+def test_speed_1m_shapes():
+    rng = np.random.default_rng(2)
+    N = 1_000_000
+    m, n, k = (np.floor(np.exp(rng.uniform(0, np.log(16384), N))) for _ in range(3))
+    p = case(m=m, n=n, k=k, batch=1, layout="tn")
+    t = time.perf_counter()
+    get_model("gemm").fn(p, load_arch("mi300x"), "bf16")
+    print(f"gemm model, 1M shapes: {time.perf_counter() - t:.2f} s")
