@@ -8,22 +8,98 @@ from perfmodel.cli.options import emit, format_option, output_option
 
 
 @click.command("roofline")
-@click.option("--arch", "arch", default="mi300x", show_default=True, help="Arch key or path to an archspec YAML.")
+@click.option(
+    "--arch",
+    "arch",
+    default=None,
+    help="Arch key or path to an archspec YAML. [default: mi300x, or the --measured workload's GPU]",
+)
 @click.option("--dtype", "dtypes", multiple=True, help="Restrict compute roofs to these dtypes (repeatable).")
-@click.option("--cases", "cases", type=click.Path(dir_okay=False), default=None, help="Place these cases (YAML list or JSON lines) on the plot.")
-@click.option("--measured", "measured", type=click.Path(), default=None, help="A rocprof workload: draw its kernels' measured points.")
+@click.option(
+    "--cases",
+    "cases",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Place these cases (YAML list or JSON lines) on the plot.",
+)
+@click.option(
+    "--measured",
+    "measured",
+    type=click.Path(),
+    default=None,
+    help="A rocprof workload: draw its kernels' measured points.",
+)
+@click.option(
+    "--manifest",
+    "manifest",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --measured: manifest YAML identifying kernels (see perfmodel validate --cases).",
+)
+@click.option(
+    "--top",
+    "top",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --measured: only the N kernels with the longest time.",
+)
+@click.option(
+    "--kernel",
+    "kernel_filter",
+    default=None,
+    help="With --measured: only kernels whose name matches this regex.",
+)
+@click.option(
+    "--per-kernel",
+    is_flag=True,
+    help="With --measured and -o: one plot per kernel (file name gets -<n> before the suffix).",
+)
+@click.option(
+    "--points-csv",
+    "points_csv",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --measured: write the plotted points (kernel, kind, level, AI, TFLOP/s) as CSV.",
+)
 @click.option("-o", "plot", default=None, help="Write the plot to this file (.png, .svg or .pdf).")
 @click.option("--sparse", is_flag=True, help="Also list sparse matrix peaks in the table.")
 @format_option
 @output_option
-def roofline_command(arch, dtypes, cases, measured, plot, sparse, fmt, output) -> None:
+def roofline_command(
+    arch,
+    dtypes,
+    cases,
+    measured,
+    manifest,
+    top,
+    kernel_filter,
+    per_kernel,
+    points_csv,
+    plot,
+    sparse,
+    fmt,
+    output,
+) -> None:
     """Hierarchical roofline of a GPU: a table of ceilings (theoretical and measured, with
     ridge points) and, with -o, a log-log plot with one roof per memory level and per pipe/dtype.
     """
+    from perfmodel.errors import InputError
     from perfmodel.output import render
     from perfmodel.roofline import roofline
 
-    model = roofline(arch, dtypes=list(dtypes) or None, sparse=sparse)
+    if (manifest or top or kernel_filter or per_kernel or points_csv) and not measured:
+        raise InputError(
+            "--manifest, --top, --kernel, --per-kernel and --points-csv need --measured WORKLOAD",
+            key="--measured",
+        )
+    if per_kernel and not plot:
+        raise InputError("--per-kernel needs -o PLOT", key="--per-kernel")
+    if arch is None and measured:
+        from perfmodel.readers import read_workload
+        from perfmodel.validate.compare import pick_arch
+
+        arch = pick_arch(read_workload(measured))[0].path
+    model = roofline(arch or "mi300x", dtypes=list(dtypes) or None, sparse=sparse)
     points = []
     if cases:
         from perfmodel.cases import load_case_file
@@ -31,19 +107,35 @@ def roofline_command(arch, dtypes, cases, measured, plot, sparse, fmt, output) -
 
         rows = evaluate(normalize_all(load_case_file(cases), [model.arch.path], source=cases))
         points = [
-            {"label": r.get("id") or r["kernel"], "flops": r["flops"], "bytes": r["bytes"], "time_s": r["time_us"] * 1e-6, "kind": "predicted"}
+            {
+                "label": r.get("id") or r["kernel"],
+                "flops": r["flops"],
+                "bytes": r["bytes"],
+                "time_s": r["time_us"] * 1e-6,
+                "kind": "predicted",
+            }
             for r in rows
         ]
     arrows = []
     if measured:
         from perfmodel.cli.measured_points import measured_points
 
-        mpoints, arrows = measured_points(measured, model.arch)
+        mpoints, arrows = measured_points(
+            measured, model.arch, top=top, name=kernel_filter, manifest=manifest
+        )
         points += mpoints
+        if points_csv:
+            from perfmodel.cli.measured_points import points_table
+            from perfmodel.output import write_atomic
+
+            write_atomic(points_csv, render(points_table(mpoints, model.arch), "csv"))
     if plot:
         from perfmodel.plots.roofline_plot import plot_roofline
 
-        plot_roofline(model, plot, points=points, arrows=arrows)
+        if per_kernel:
+            _per_kernel_plots(model, plot, points, arrows)
+        else:
+            plot_roofline(model, plot, points=points, arrows=arrows)
     a = model.arch
     rows = model.table()
     if fmt == "table":  # full source texts are in json/csv/md; keep the terminal table narrow
@@ -57,3 +149,25 @@ def roofline_command(arch, dtypes, cases, measured, plot, sparse, fmt, output) -
         if plot:
             text += f"\nplot written to {plot}\n"
     emit(text, output)
+
+
+def _per_kernel_plots(model, plot: str, points: list[dict], arrows: list) -> list[str]:
+    """One plot per measured kernel: ``out.png`` -> ``out-1.png``, ``out-2.png``, ..."""
+    from pathlib import Path
+
+    from perfmodel.cli.measured_points import _xy
+    from perfmodel.plots.roofline_plot import plot_roofline
+
+    p = Path(plot)
+    mem = model.arch.memory_level
+    kernels = list(dict.fromkeys(pt["kernel"] for pt in points if pt.get("kind") == "measured"))
+    written = []
+    for i, k in enumerate(kernels, 1):
+        pts = [pt for pt in points if pt.get("kernel") == k]
+        xy = {pt["kind"]: _xy(pt["flops"], pt["bytes"], pt["time_s"], mem) for pt in pts}
+        arr = [(xy["predicted"], xy["measured"])] if xy.get("predicted") and xy.get("measured") else []
+        label = next(pt["label"] for pt in pts if pt["kind"] == "measured")
+        out = str(p.with_name(f"{p.stem}-{i}{p.suffix}"))
+        plot_roofline(model, out, points=pts, arrows=arr, title=f"{model.arch.name}: {label}")
+        written.append(out)
+    return written
