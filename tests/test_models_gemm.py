@@ -47,9 +47,6 @@ def test_grouped_gemm_flops_exact_and_equal_to_batched():
 def test_compulsory_hbm_when_fits(key):
     # 256^3 bf16: A, B, C are 128 KiB each, the working set fits every L2, so device memory sees
     # each matrix once: (MK + KN + MN) * 2 B = 3 * 65536 * 2 = 393216 B
-    a = load_arch(key)
-    if not a.has(a.matrix_pipe or "valu", "bf16") and not a.has("valu", "bf16"):
-        pytest.skip("no bf16")
     w = gemm(key, m=256, n=256, k=256)
     assert float(hbm(w, key)[0]) == pytest.approx(393216.0)
 

@@ -1,0 +1,108 @@
+"""Flash-attention model: exact FLOPs (fwd, causal, bwd, GQA, decode), bytes, vectorisation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfmodel.arch import load_arch
+from perfmodel.models.registry import get_model
+
+A = load_arch("mi300x")
+
+
+def attn(phase="fwd", causal=False, kv_heads=None, seq_kv=None, **kw):
+    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
+    p["kv_heads"] = None if kv_heads is None else np.atleast_1d(np.asarray(kv_heads, dtype=float))
+    p["seq_kv"] = None if seq_kv is None else np.atleast_1d(np.asarray(seq_kv, dtype=float))
+    p["causal"], p["phase"] = causal, phase
+    return get_model("attention").fn(p, A, "bf16")
+
+
+def f(w, key):
+    return float(np.asarray(w.flops[key])[0])
+
+
+def test_fwd_flops_exact():
+    # 4 * B * H * Sq * Skv * D = 4 * 2 * 4 * 8 * 16 * 32 = 131072; one exp per score: 2*4*8*16 = 1024
+    w = attn(batch=2, heads=4, seq_q=8, seq_kv=16, head_dim=32)
+    assert f(w, "mfma:bf16") == 131072.0
+    assert f(w, "sfu:fp32") == 1024.0
+
+
+def test_causal_flops_exact():
+    # Sq = Skv = 8: 8*9/2 = 36 scores per head (= 64 - 8*7/2)
+    w = attn(batch=1, heads=1, seq_q=8, head_dim=16, causal=True)
+    assert f(w, "mfma:bf16") == 4 * 36 * 16
+    # Sq = 4, Skv = 8, bottom-right aligned: rows see 5, 6, 7, 8 keys = 26 = 32 - 4*3/2
+    w = attn(batch=1, heads=1, seq_q=4, seq_kv=8, head_dim=16, causal=True)
+    assert f(w, "mfma:bf16") == 4 * 26 * 16
+    # Sq = 8 > Skv = 4: the first 4 rows see nothing, then 1..4 keys = 10
+    w = attn(batch=1, heads=1, seq_q=8, seq_kv=4, head_dim=16, causal=True)
+    assert f(w, "mfma:bf16") == 4 * 10 * 16
+
+
+def test_bwd_is_2_5x_fwd_matrix_flops():
+    kw = dict(batch=2, heads=8, seq_q=512, head_dim=64)
+    assert f(attn("bwd", **kw), "mfma:bf16") == 2.5 * f(attn("fwd", **kw), "mfma:bf16")
+    assert f(attn("bwd", causal=True, **kw), "mfma:bf16") == 2.5 * f(
+        attn("fwd", causal=True, **kw), "mfma:bf16"
+    )
+
+
+def test_gqa_same_flops_fewer_bytes():
+    mha = attn(batch=1, heads=32, seq_q=4096, head_dim=128)
+    gqa = attn(batch=1, heads=32, kv_heads=4, seq_q=4096, head_dim=128)
+    assert f(mha, "mfma:bf16") == f(gqa, "mfma:bf16")
+    assert float(gqa.bytes["hbm"][0]) < float(mha.bytes["hbm"][0])
+    # L2 requests stay (every query block streams its K/V); fewer distinct K/V reach the MALL
+    assert float(gqa.bytes["l2"][0]) <= float(mha.bytes["l2"][0])
+    assert float(gqa.bytes["mall"][0]) < float(mha.bytes["mall"][0])
+
+
+def test_decode_streams_the_kv_cache():
+    # Sq = 1: 4 * B * H * Skv * D FLOPs; HBM ~ the KV cache 2 * B * Hk * Skv * D * 2 B once
+    b, h, hk, s, d = 4, 32, 8, 8192, 128
+    w = attn(batch=b, heads=h, kv_heads=hk, seq_q=1, seq_kv=s, head_dim=d)
+    assert f(w, "mfma:bf16") == 4.0 * b * h * s * d
+    kv = 2.0 * b * hk * s * d * 2
+    assert kv <= float(w.bytes["hbm"][0]) <= 1.01 * kv
+    assert float(w.launch.grid[0]) >= A.cus / 2  # split-KV fills the GPU
+
+
+def test_compulsory_bytes_small_fwd_and_bwd():
+    # B=1, H=2, S=64, D=64 bf16: Q, K, V, O 16 KiB each; LSE 2*64*4 B
+    t = 2 * 64 * 64 * 2.0
+    lse = 2 * 64 * 4.0
+    w = attn(batch=1, heads=2, seq_q=64, head_dim=64)
+    assert float(w.bytes["hbm"][0]) == pytest.approx(4 * t + lse)
+    # bwd: main kernel reads K, V, Q, dO, LSE, Delta; Delta pass reads O, dO and writes Delta;
+    # writes dQ, dK, dV (the fp32 dQ accumulator stays in cache)
+    w = attn("bwd", batch=1, heads=2, seq_q=64, head_dim=64)
+    assert float(w.bytes["hbm"][0]) == pytest.approx(4 * t + 2 * lse + 2 * t + lse + 3 * t)
+
+
+def test_monotonic_in_seq():
+    s = 2.0 ** np.arange(6, 15)
+    for causal in (False, True):
+        w = attn(batch=1, heads=16, seq_q=s, head_dim=128, causal=causal)
+        assert np.all(np.diff(w.flops["mfma:bf16"]) > 0)
+        assert np.all(np.diff(w.bytes["hbm"]) > 0)
+
+
+@pytest.mark.parametrize("phase", ["fwd", "bwd"])
+def test_vectorised_100k_no_nan(phase):
+    rng = np.random.default_rng(1)
+    N = 100_000
+    kvh = 2.0 ** rng.integers(0, 4, N)
+    p = dict(
+        batch=np.floor(np.exp(rng.uniform(0, np.log(64), N))),
+        heads=kvh * 2.0 ** rng.integers(0, 3, N),
+        seq_q=np.floor(np.exp(rng.uniform(0, np.log(32768), N))),
+        head_dim=rng.choice([64.0, 128.0, 256.0], N),
+    )
+    w = attn(phase, causal=True, kv_heads=kvh, seq_kv=np.floor(np.exp(rng.uniform(0, np.log(32768), N))), **p)
+    for v in (*w.flops.values(), *w.bytes.values()):
+        assert np.shape(v) == (N,) and np.all(np.isfinite(v))
+    assert np.all(w.launch.lds_bytes <= A.occupancy["lds_per_workgroup"].value)
+    assert np.all(w.launch.vgprs <= A.occupancy["vgprs_per_lane"].value)

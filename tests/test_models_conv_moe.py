@@ -1,0 +1,104 @@
+"""conv2d (implicit GEMM) and MoE models: exact FLOPs, compulsory bytes, vectorisation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfmodel.arch import load_arch
+from perfmodel.errors import InputError
+from perfmodel.models.moe import touched_experts
+from perfmodel.models.registry import get_model
+
+A = load_arch("mi300x")
+
+
+def run(kernel, dtype="bf16", **kw):
+    return get_model(kernel).fn(
+        {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}, A, dtype
+    )
+
+
+def test_conv_flops_exact():
+    # 5x5 input, 3x3 filter, stride 1, pad 0: P = Q = 3; M = 9, N = 4, K = 3*3*3 = 27
+    # 2 * 9 * 4 * 27 = 1944
+    w = run("conv2d", n=1, c=3, h=5, w=5, k=4, r=3, s=3, stride=1, pad=0)
+    assert float(w.flops["mfma:bf16"][0]) == 1944.0
+    # pad 1, stride 2: P = floor((5 + 2 - 3) / 2) + 1 = 3 -> the same 1944
+    w = run("conv2d", n=1, c=3, h=5, w=5, k=4, r=3, s=3, stride=2, pad=1)
+    assert float(w.flops["mfma:bf16"][0]) == 1944.0
+
+
+def test_conv_compulsory_hbm_and_rereads():
+    # ResNet 3x3 layer, 32x64x56x56 bf16: input and output 12.25 MiB each, filter 72 KiB; all
+    # fit the MALL, so device memory sees each once, while L1/L2 see the input ~r*s times
+    w = run("conv2d", n=32, c=64, h=56, w=56, k=64, r=3, s=3, stride=1, pad=1)
+    inp = out = 32 * 64 * 56 * 56 * 2.0
+    filt = 64 * 64 * 9 * 2.0
+    assert float(w.bytes["hbm"][0]) == pytest.approx(inp + out + filt)
+    assert float(w.bytes["l2"][0]) >= 9 * inp * 0.9
+
+
+def test_conv_filter_too_big_raises():
+    with pytest.raises(InputError):
+        run("conv2d", n=1, c=3, h=2, w=2, k=4, r=5, s=5, stride=1, pad=0)
+
+
+def test_conv_monotonic_and_vectorised():
+    rng = np.random.default_rng(4)
+    N = 100_000
+    h = np.floor(rng.uniform(7, 224, N))
+    kw = dict(
+        n=rng.integers(1, 64, N), c=2.0 ** rng.integers(2, 10, N), h=h, w=h, k=2.0 ** rng.integers(2, 10, N)
+    )
+    r = rng.choice([1.0, 3.0, 5.0, 7.0], N)
+    w = run("conv2d", r=r, s=r, stride=rng.choice([1.0, 2.0], N), pad=np.floor(r / 2), **kw)
+    for v in (*w.flops.values(), *w.bytes.values()):
+        assert np.shape(v) == (N,) and np.all(np.isfinite(v))
+    sizes = 2.0 ** np.arange(0, 8)
+    w = run("conv2d", n=sizes, c=64, h=56, w=56, k=64, r=3, s=3, stride=1, pad=1)
+    assert np.all(np.diff(w.flops["mfma:bf16"]) > 0) and np.all(np.diff(w.bytes["hbm"]) > 0)
+
+
+def test_moe_flops_exact():
+    # tokens=1, experts=4, topk=4: all 4 experts touched, 1 row each; hidden=8, inter=16
+    # router 2*1*4*8 = 64; up+gate 2*4*1*32*8 = 2048; down 2*4*1*8*16 = 1024 -> 3136
+    # sfu: router exp 1*4 + SiLU (exp, rcp) 2*4*16 = 132
+    # valu: router 4*4 + SiLU*up 3*4*16 + combine 2*4*8 = 16 + 192 + 64 = 272
+    w = run("moe", tokens=1, experts=4, topk=4, hidden=8, inter=16)
+    assert float(w.flops["mfma:bf16"][0]) == pytest.approx(3136.0)
+    assert float(w.flops["sfu:fp32"][0]) == pytest.approx(132.0)
+    assert float(w.flops["valu:fp32"][0]) == pytest.approx(272.0)
+
+
+def test_moe_touched_experts_and_weight_bytes():
+    assert touched_experts(1.0, 64.0, 8.0) == pytest.approx(8.0)
+    assert touched_experts(1e6, 64.0, 8.0) == pytest.approx(64.0)
+    # one token reads the weights of its 8 experts: 8 * (4096*2816 + 1408*4096) * 2 B
+    w = run("moe", tokens=1, experts=64, topk=8, hidden=4096, inter=1408)
+    weights = 8 * (4096 * 2816 + 1408 * 4096) * 2.0
+    assert weights <= float(w.bytes["hbm"][0]) <= 1.02 * weights
+
+
+def test_moe_monotonic_and_vectorised():
+    t = 2.0 ** np.arange(0, 14)
+    w = run("moe", tokens=t, experts=64, topk=8, hidden=4096, inter=1408)
+    assert np.all(np.diff(w.flops["mfma:bf16"]) > 0) and np.all(np.diff(w.bytes["hbm"]) > 0)
+    rng = np.random.default_rng(5)
+    N = 100_000
+    e = 2.0 ** rng.integers(3, 9, N)
+    w = run(
+        "moe",
+        tokens=np.floor(np.exp(rng.uniform(0, 12, N))),
+        experts=e,
+        topk=np.minimum(e, 8),
+        hidden=4096,
+        inter=2048,
+    )
+    for v in (*w.flops.values(), *w.bytes.values()):
+        assert np.shape(v) == (N,) and np.all(np.isfinite(v))
+
+
+def test_moe_topk_above_experts_raises():
+    with pytest.raises(InputError):
+        run("moe", tokens=4, experts=4, topk=8, hidden=8, inter=8)
