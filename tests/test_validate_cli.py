@@ -1,0 +1,117 @@
+"""`perfmodel validate` and `perfmodel roofline --measured` through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from perfmodel.cli.main import cli
+
+DATA = Path(__file__).parent / "data" / "rocprof"
+MIXBENCH = str(DATA / "rocprofiler-compute" / "legacy_2022" / "mixbench" / "mi200")
+VCOPY = str(DATA / "rocprofiler-compute" / "tests_workloads_2024" / "vcopy" / "MI200")
+CONTRACT = (
+    "kernel",
+    "dispatch",
+    "time_us",
+    "flops",
+    "flops_by",
+    "bytes",
+    "bytes_read",
+    "bytes_write",
+    "measured_bound",
+)
+PREDICTED = ("predicted_time_us", "bound", "predicted_flops", "predicted_bytes")
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_jsonl_contract_per_dispatch():
+    r = run("validate", MIXBENCH, "--per-dispatch", "--format", "jsonl")
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in r.output.splitlines()]
+    assert len(rows) == 167
+    assert [x["dispatch"] for x in rows] == list(range(167))
+    for x in rows:
+        assert all(k in x for k in CONTRACT)
+        assert isinstance(x["flops_by"], dict) and isinstance(x["bytes"], dict)
+        assert all(":" in k for k in x["flops_by"])
+        assert x["bytes"]["hbm"] > 0
+        if "benchmark_func" in x["kernel"]:
+            assert all(k in x for k in PREDICTED)
+    fill = rows[0]
+    assert "fillBuffer" in fill["kernel"] and "predicted_time_us" not in fill
+
+
+def test_jsonl_contract_per_kernel():
+    r = run("validate", VCOPY, "--format", "jsonl")
+    assert r.exit_code == 0, r.output
+    (x,) = [json.loads(x) for x in r.output.splitlines()]
+    assert all(k in x for k in CONTRACT + PREDICTED)
+    assert x["count"] == 3 and x["bound"] == "memory:hbm"
+    assert x["bytes"]["hbm"] == x["bytes_read"]["hbm"] + x["bytes_write"]["hbm"]
+
+
+def test_table_and_report_md(tmp_path):
+    r = run("validate", VCOPY)
+    assert r.exit_code == 0 and "vecCopy" in r.output and "memory:hbm" in r.output
+    out = tmp_path / "report.md"
+    r = run("validate", MIXBENCH, "--top", "5", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert text.startswith("**perfmodel validate") and text.count("benchmark_func") == 5
+    for fmt in ("json", "csv"):
+        r = run("validate", VCOPY, "--format", fmt)
+        assert r.exit_code == 0 and "vecCopy" in r.output
+
+
+def test_roofline_measured_png_and_points_csv(tmp_path):
+    png, csv = tmp_path / "r.png", tmp_path / "pts.csv"
+    r = run(
+        "roofline",
+        "--measured",
+        MIXBENCH,
+        "--top",
+        "4",
+        "--kernel",
+        "benchmark_func",
+        "-o",
+        str(png),
+        "--points-csv",
+        str(csv),
+    )
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    lines = csv.read_text().splitlines()
+    assert lines[0] == "kernel,kind,level,flops,bytes,ai,tflops,time_us"
+    assert any(",measured,hbm," in x for x in lines) and any(",predicted,hbm," in x for x in lines)
+    r = run("roofline", "--measured", VCOPY, "--per-kernel", "-o", str(tmp_path / "k.png"))
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "k-1.png").is_file()
+
+
+def _bad(args, out: Path):
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert not out.exists()
+
+
+def test_bad_input(tmp_path):
+    out = tmp_path / "out.md"
+    _bad(["validate", str(tmp_path / "missing"), "-o", str(out)], out)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _bad(["validate", str(empty), "-o", str(out)], out)
+    man = tmp_path / "m.yaml"
+    man.write_text("kernels:\n  - match: vecCopy\n    case: {kernel: stream, op: copy, size: 3}\n")
+    _bad(["validate", VCOPY, "--cases", str(man), "-o", str(out)], out)
+    _bad(
+        ["roofline", "--measured", str(tmp_path / "missing"), "-o", str(tmp_path / "r.png")],
+        tmp_path / "r.png",
+    )
