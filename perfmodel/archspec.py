@@ -323,7 +323,7 @@ def load_yaml(path: Path) -> Any:
     except UnicodeDecodeError as e:
         raise InputError(f"not a UTF-8 text file (byte {e.start}); expected archspec YAML", where=str(path)) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         loc = f"line {mark.line + 1}" if mark else "?"

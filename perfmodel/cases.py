@@ -79,7 +79,7 @@ def load_case_file(path: str) -> list[dict]:
     import yaml
 
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         loc = f"line {mark.line + 1}" if mark else "?"

@@ -29,7 +29,7 @@ from perfmodel.work import Work, split_flop_key
 def constants() -> dict:
     import yaml
 
-    return yaml.safe_load((Path(__file__).parent / "model_constants.yaml").read_text())
+    return yaml.load((Path(__file__).parent / "model_constants.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @dataclass

@@ -51,6 +51,14 @@ def _clean(v):
     return v
 
 
+def _dumps_line(row: dict) -> str:
+    """One JSON line; the inf/nan clean-up walk runs only for rows that need it."""
+    try:
+        return json.dumps(row, allow_nan=False, default=_json_default)
+    except ValueError:
+        return json.dumps(_clean(row), default=_json_default)
+
+
 def fmt_cell(v) -> str:
     """Short human form of one value for table/md."""
     if v is None:
@@ -103,7 +111,7 @@ def render(
     if fmt == "json":
         return json.dumps(_clean(rows), indent=2, default=_json_default) + "\n"
     if fmt == "jsonl":
-        return "".join(json.dumps(_clean(r), default=_json_default) + "\n" for r in rows)
+        return "".join(_dumps_line(r) + "\n" for r in rows)
     flat = [_flatten(r) for r in rows]
     cols = _columns(flat, columns)
     heads = [(headers or {}).get(c, c) for c in cols]

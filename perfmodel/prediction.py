@@ -60,64 +60,67 @@ def evaluate(cases: list[Case], measured: bool = True) -> list[dict]:
     return rows  # type: ignore[return-value]
 
 
-def _arr(x, n: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(x, dtype=float), (n,))
+def _list(x, n: int) -> list:
+    """A batch quantity as a Python list of n values (scalars broadcast)."""
+    return np.broadcast_to(np.asarray(x), (n,)).tolist()
+
+
+def _num(v):
+    return int(v) if isinstance(v, float) and v.is_integer() else v
 
 
 def result_rows(est: Estimate, cases: list[Case]) -> list[dict]:
-    """One output-contract dict per case of a batch."""
+    """One output-contract dict per case of a batch.
+
+    Arrays become Python lists once per batch (not per row): this loop is what limits
+    `perfmodel predict --cases` on large files.
+    """
     n = len(cases)
     arch = est.arch
     work = est.work
     mem = arch.memory_level
-    time_s = _arr(est.time_s, n)
-    flops = _arr(work.total_flops, n)
-    bytes_by = {lv: _arr(b, n) for lv, b in work.bytes.items()}
-    flops_by = {k: _arr(v, n) for k, v in work.flops.items()}
-    terms = {k: _arr(v, n) for k, v in est.terms.items()}
-    bound = np.broadcast_to(est.bound, (n,))
-    rtime = _arr(est.roofline_time_s, n)
-    rbound = np.broadcast_to(est.roofline_bound, (n,))
+    time_s = _list(est.time_s, n)
+    flops = _list(work.total_flops, n)
+    bytes_by = {lv: _list(b, n) for lv, b in work.bytes.items()}
+    flops_by = {k: _list(v, n) for k, v in work.flops.items()}
+    terms = {k: _list(v, n) for k, v in est.terms.items()}
+    bound = _list(est.bound, n)
+    rtime = _list(est.roofline_time_s, n)
+    rbound = _list(est.roofline_bound, n)
+    grid = _list(est.occupancy["grid"], n)
+    wgs = _list(est.occupancy["wgs_per_cu"], n)
+    hb = bytes_by.get(mem, [0.0] * n)
     L = work.launch
-    tile = None
+    tiles = [None] * n
     if L is not None and np.any(np.asarray(L.tile_m) > 0):
-        tm, tn, tk = (_arr(getattr(L, a), n) for a in ("tile_m", "tile_n", "tile_k"))
-    grid = _arr(est.occupancy["grid"], n)
-    wgs = _arr(est.occupancy["wgs_per_cu"], n)
-    hb = bytes_by.get(mem, np.zeros(n))
+        tm, tn, tk = (_list(getattr(L, a), n) for a in ("tile_m", "tile_n", "tile_k"))
+        tiles = [f"{int(a)}x{int(b)}x{int(c)}" for a, b, c in zip(tm, tn, tk)]
+    notes = "; ".join(dict.fromkeys(est.notes)) if est.notes else None
     out = []
     for i, c in enumerate(cases):
-        t = float(time_s[i])
-        f = float(flops[i])
-        if L is not None and np.any(np.asarray(L.tile_m) > 0):
-            tile = f"{int(tm[i])}x{int(tn[i])}x{int(tk[i])}"
-        row: dict[str, Any] = {}
-        if c.id is not None:
-            row["id"] = c.id
-        row.update(
-            {
-                "arch": arch.key,
-                "kernel": c.kernel,
-                "dtype": c.dtype,
-                "shape": {k: (int(v) if isinstance(v, float) and v.is_integer() else v) for k, v in c.params.items() if v is not None},
-                "time_us": t * 1e6,
-                "bound": str(bound[i]),
-                "flops": f,
-                "flops_by": {k: float(v[i]) for k, v in flops_by.items()},
-                "bytes": {k: float(v[i]) for k, v in bytes_by.items()},
-                "tflops": f / t / 1e12 if t > 0 else 0.0,
-                "ai": f / float(hb[i]) if hb[i] > 0 else None,
-                "roofline_time_us": float(rtime[i]) * 1e6,
-                "roofline_bound": str(rbound[i]),
-                "headroom": float(rtime[i]) / t if t > 0 else 1.0,
-                "terms_us": {k: float(v[i]) * 1e6 for k, v in terms.items()},
-                "tile": tile,
-                "grid": int(grid[i]),
-                "wgs_per_cu": int(wgs[i]),
-            }
-        )
-        if est.notes:
-            row["notes"] = "; ".join(dict.fromkeys(est.notes))
+        t = time_s[i]
+        f = flops[i]
+        row: dict[str, Any] = {"id": c.id} if c.id is not None else {}
+        row["arch"] = arch.key
+        row["kernel"] = c.kernel
+        row["dtype"] = c.dtype
+        row["shape"] = {k: _num(v) for k, v in c.params.items() if v is not None}
+        row["time_us"] = t * 1e6
+        row["bound"] = bound[i]
+        row["flops"] = f
+        row["flops_by"] = {k: v[i] for k, v in flops_by.items()}
+        row["bytes"] = {k: v[i] for k, v in bytes_by.items()}
+        row["tflops"] = f / t / 1e12 if t > 0 else 0.0
+        row["ai"] = f / hb[i] if hb[i] > 0 else None
+        row["roofline_time_us"] = rtime[i] * 1e6
+        row["roofline_bound"] = rbound[i]
+        row["headroom"] = rtime[i] / t if t > 0 else 1.0
+        row["terms_us"] = {k: v[i] * 1e6 for k, v in terms.items()}
+        row["tile"] = tiles[i]
+        row["grid"] = int(grid[i])
+        row["wgs_per_cu"] = int(wgs[i])
+        if notes:
+            row["notes"] = notes
         out.append(row)
     return out
 
