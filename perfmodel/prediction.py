@@ -94,7 +94,7 @@ def result_rows(est: Estimate, cases: list[Case]) -> list[dict]:
     tiles = [None] * n
     if L is not None and np.any(np.asarray(L.tile_m) > 0):
         tm, tn, tk = (_list(getattr(L, a), n) for a in ("tile_m", "tile_n", "tile_k"))
-        tiles = [f"{int(a)}x{int(b)}x{int(c)}" for a, b, c in zip(tm, tn, tk)]
+        tiles = [f"{int(a)}x{int(b)}x{int(c)}" for a, b, c in zip(tm, tn, tk, strict=True)]
     notes = "; ".join(dict.fromkeys(est.notes)) if est.notes else None
     out = []
     for i, c in enumerate(cases):
