@@ -115,10 +115,13 @@ def predict_case(raw: dict, arch: Arch, index: int = 0, where: str | None = None
     row["bytes_read"] = {lv: float(np.ravel(v)[0]) for lv, v in work.bytes_read.items()}
     row["bytes_write"] = {lv: float(np.ravel(v)[0]) for lv, v in work.bytes_write.items()}
     row["rates"] = {}  # term -> the rate the estimate used (amount / term time)
+    ceiling_rates = {t: float(np.ravel(r)[0]) for t, r in est.ceilings.rate.items()}
     for t, us in row["terms_us"].items():
         amt = _amount(row, t)
         if amt and us > 0:
             row["rates"][t] = amt / (us * 1e-6)
+        elif t in ceiling_rates:
+            row["rates"][t] = ceiling_rates[t]  # nothing predicted there: the ceiling it would use
     return row
 
 
@@ -184,7 +187,7 @@ def compare(m: Measurement, pred: dict | None, arch: Arch, case: dict | None = N
     if pred is None:
         return {}
     frac = counted_fraction(case)
-    flops_not_collected = not m.flops and any("flops:" in n for n in m.notes if n.startswith("not collected"))
+    flops_not_collected = not m.flops and not _has_flop_formulas(m.gfx)
     out: dict = {}
     # FLOPs per pipe:dtype, in the counters' convention
     fr: dict[str, float | None] = {}
@@ -233,6 +236,15 @@ def compare(m: Measurement, pred: dict | None, arch: Arch, case: dict | None = N
         [expl, *flops_notes, *([out["bytes_explain"]] if out["bytes_explain"] else [])]
     )
     return out
+
+
+def _has_flop_formulas(gfx: str) -> bool:
+    from perfmodel.counters.formulas import load
+
+    try:
+        return any(k.startswith("flops:") for k in load(gfx).quantities)
+    except InputError:
+        return False
 
 
 def _measured_amount(
@@ -322,6 +334,12 @@ def _explain_bytes(m: Measurement, pred: dict, arch: Arch) -> str:
     mem = arch.memory_level
     p = pred["bytes"].get(mem)
     if not p:
+        got = m.bytes.get(mem, 0.0)
+        if got > 2**20:
+            return (
+                f"{mem.upper()} bytes {got / 2**20:.1f} MiB where the model expects none: it assumes the working set stays "
+                "in an on-chip cache between runs (warm), this run read it from device memory"
+            )
         return ""
     if mem not in m.bytes:
         return f"{mem.upper()} bytes not collected in this pass: not compared"
