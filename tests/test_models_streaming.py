@@ -83,7 +83,7 @@ def test_stream_dot(mi300x):
     assert float(np.asarray(w.launch.grid).reshape(-1)[0]) == 1216
 
 
-def test_stream_small_fits_l2(mi300x):
+def test_stream_small_fits_l2(mi300x, warm):
     # n = 2^16 fp64 triad: working set 24 x 2^16 = 1.5 MiB <= 32 MiB of L2: warm steady state
     n = 2**16
     w = run("stream", mi300x, "fp64", op="triad", n=n)
@@ -93,7 +93,7 @@ def test_stream_small_fits_l2(mi300x):
     assert val(w.bytes, "l1") == 24 * n
 
 
-def test_stream_mid_fits_mall(mi300x):
+def test_stream_mid_fits_mall(mi300x, warm):
     # n = 2^22 fp64 copy: 64 MiB > 32 MiB L2, <= 256 MiB MALL: served from the MALL
     n = 2**22
     w = run("stream", mi300x, "fp64", op="copy", n=n)
@@ -173,7 +173,7 @@ def test_transpose_fp8_line_amplification(mi300x):
     assert val(w.bytes, "l2") == 4 * b
 
 
-def test_transpose_small_fits(mi300x):
+def test_transpose_small_fits(mi300x, warm):
     w = run("transpose", mi300x, "fp32", rows=1024, cols=1024)  # 8 MiB in + out
     assert val(w.bytes, "hbm") == 0 and val(w.bytes, "l2") == 8 * MiB
 
@@ -245,7 +245,7 @@ def test_layernorm_rmsnorm(mi300x):
         assert val(ln.bytes, lv) > val(rn.bytes, lv)
 
 
-def test_norm_small_fits_l2(mi300x):
+def test_norm_small_fits_l2(mi300x, warm):
     w = run("rmsnorm", mi300x, "bf16", rows=256, cols=4096)  # 2 MiB in + out
     assert val(w.bytes, "hbm") == 0 and val(w.bytes, "l2") > 0
 
@@ -299,7 +299,7 @@ def test_stencil_mi300x_mall(mi300x):
     assert val(w.flops, "valu:fp64") == 49 * cells
 
 
-def test_stencil_small_fits(mi300x):
+def test_stencil_small_fits(mi300x, warm):
     w = run("stencil", mi300x, "fp64", nx=64, ny=64, nz=64)  # 2 MiB in, 2 MiB out
     assert val(w.bytes, "hbm") == 0 and val(w.bytes, "l2") > 0
 
@@ -425,3 +425,21 @@ def test_bad_params_rejected():
     assert convert_param(get_model("elementwise").params["reads"], 0, None) == 0
     assert convert_param(get_model("elementwise").params["flops_per_element"], "0.5", None) == 0.5
     assert convert_param(get_model("stream").params["op"], "triad", None) == "triad"
+
+
+@pytest.fixture
+def warm():
+    """The warm steady state (`--warm`): kernel inputs that fit a cache are served from it."""
+    from perfmodel.models.traffic import warm_caches
+
+    with warm_caches(True):
+        yield
+
+
+def test_stream_small_is_cold_by_default(mi300x):
+    # a single run: the 1.5 MiB of a 2^16 fp64 triad still comes from and goes to HBM
+    n = 2**16
+    w = run("stream", mi300x, "fp64", op="triad", n=n)
+    assert val(w.bytes, "hbm") == 24 * n
+    assert val(w.bytes, "mall") == 24 * n
+

@@ -53,11 +53,12 @@ def table_rows(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]]:
 @click.option("--dtype", default=None, help="Data type (fp64 fp32 tf32 fp16 bf16 fp8 int8 ...); default per kernel.")
 @click.option("--cases", "cases_file", type=click.Path(dir_okay=False), default=None, help="A YAML list or JSON lines of cases.")
 @click.option("--suite", is_flag=True, help="Run the built-in suite of realistic cases (kernels/suite.yaml).")
+@click.option("--warm", is_flag=True, help="Steady state of a repeated kernel: inputs that fit a cache are served from it (default: one cold run).")
 @click.option("--terms", is_flag=True, help="Table/csv/md: add every time term and the bytes per level.")
 @click.option("-o", "plot", default=None, help="Also place the cases on the roofline of the first arch (.png/.svg/.pdf).")
 @format_option
 @output_option
-def predict_command(kernel, params, archs, dtype, cases_file, suite, terms, plot, fmt, output) -> None:
+def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, terms, plot, fmt, output) -> None:
     """Predict time, bound class and headroom from a kernel's shape.
 
     \b
@@ -89,7 +90,7 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, terms, plot
         raw = parse_kv(list(params))
         raw.setdefault("kernel", kernel)
         raws, source = [raw], None
-    rows = evaluate(normalize_all(raws, arch_list or ["mi300x"], dtype, source=source))
+    rows = evaluate(normalize_all(raws, arch_list or ["mi300x"], dtype, source=source), warm=warm)
     if plot:
         from perfmodel.plots.roofline_plot import plot_roofline
         from perfmodel.roofline import roofline

@@ -163,7 +163,7 @@ def row_kernel(
     # second pass over rows that do not fit on chip
     reread = np.where(fits, 0.0, x)
     inflight = resident_workgroups(arch, g["wg"]) * g["rows_per_wg"] * g["row_bytes"]
-    br2, _ = traffic.stream_traffic(arch, reread, 0.0, np.minimum(ws, inflight))
+    br2, _ = traffic.stream_traffic(arch, reread, 0.0, np.minimum(ws, inflight), within_kernel=True)
     for lv in br2:
         w.add_bytes(lv, read=br2[lv])
     # cross-wave partials through LDS (one write and one read per wave and reduction)

@@ -246,9 +246,9 @@ def add_cold(work: Work, arch, read=0.0, write=0.0) -> None:
 
 
 def add_scratch(work: Work, arch, nbytes) -> None:
-    """A temporary written then read back (split partial sums): the warm streaming rule applies,
+    """A temporary written then read back (split partial sums): a within-kernel re-read,
     so it stops at the first cache that holds it."""
-    br, bw = traffic.stream_traffic(arch, nbytes, nbytes, nbytes)
+    br, bw = traffic.stream_traffic(arch, nbytes, nbytes, nbytes, within_kernel=True)
     for lv in br:
         work.add_bytes(lv, read=br[lv], write=bw[lv])
 
