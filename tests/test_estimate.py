@@ -74,7 +74,7 @@ def test_time_never_below_theoretical_roof_and_bound_matches_largest_term(arch, 
     stack = np.stack([s.term(n) for n in terms])
     largest = np.array([":".join(terms[i].split(":")[:2]) for i in np.argmax(stack, axis=0)])
     ok = (s.bound == largest) | (s.bound == "launch") | (s.bound == "latency")
-    assert ok.all(), set(zip(s.bound[~ok], largest[~ok]))
+    assert ok.all(), set(zip(s.bound[~ok], largest[~ok], strict=True))
 
 
 @pytest.mark.parametrize("family", families())
