@@ -2,7 +2,8 @@
 
 time = launch overhead + the largest of
   - compute terms: FLOPs / achievable rate of the pipe (matrix pipes at the clock they sustain
-    under load, from the archspec's measurements), stretched by wave quantization over the CUs;
+    under load, from the archspec's measurements), stretched by wave quantization over the CUs
+    (under-filled grids; tiled kernels that fill the GPU are balanced by stream-K);
   - memory terms: bytes / achievable bandwidth of each level, where the achievable bandwidth is
     the measured ceiling (or theoretical x efficiency) capped by Little's law: the bytes the
     resident waves keep in flight divided by the level's latency.
@@ -94,7 +95,7 @@ def gemm_level_figures(arch: Arch, pipe: str) -> dict[str, Quantity]:
     return out
 
 
-def compute_rate(arch: Arch, pipe: str, dtype: str, measured: bool = True) -> tuple[float, float, str]:
+def compute_rate(arch: Arch, pipe: str, dtype: str, measured: bool = True, packed: bool = False) -> tuple[float, float, str]:
     """(achievable FLOP/s, theoretical FLOP/s, provenance) for one (pipe, dtype).
 
     Matrix pipes, in order of preference: a measured library-GEMM rate for this dtype; the same
@@ -125,7 +126,9 @@ def compute_rate(arch: Arch, pipe: str, dtype: str, measured: bool = True) -> tu
                 rate = arch.rate(pipe, dtype).value * arch.cus * clk * eff
                 return rate, peak, f"theoretical at the measured clock {clk / 1e6:.0f} MHz x matrix efficiency {eff}"
         return peak * generic, peak, f"{generic} of peak (median GEMM-level fraction over shipped specs)"
-    # VALU: general code issues unpacked / single-issue instructions
+    # VALU: general code issues unpacked / single-issue instructions; packed code the full rate
+    if packed:
+        return peak, peak, "full VALU rate (packed / dual-issue instructions)"
     plain = arch.peak_flops(pipe, dtype, plain=True)
     note = "plain (unpacked, single-issue) VALU rate" if plain != peak else "theoretical VALU rate"
     return plain, peak, note
@@ -178,8 +181,25 @@ def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
         "wgs_per_cu": wgs_per_cu,
         "resident_waves": resident_wgs * waves_per_wg,
         # fraction of the CU-rounds doing work: (grid / CUs) / ceil(grid / CUs)
-        "quantization": (grid_eff / arch.cus) / np.ceil(grid_eff / arch.cus),
+        "quantization": _quantization(grid_eff, arch.cus, work),
     }
+
+
+def _quantization(grid: np.ndarray, cus: int, work: Work) -> np.ndarray:
+    """Fraction of CU time doing work: (grid / CUs) / ceil(grid / CUs).
+
+    Tiled kernels (GEMM, attention) with at least half a wave of tiles are exempt: libraries for
+    these parts spread the K loop of the last (or only) wave over idle CUs with stream-K
+    (Tensile/hipBLASLt, CK), and the measured GEMM rates in the specs already include what is
+    left of the tail. Below half a wave the kernel models choose split-K themselves, and what
+    remains under-filled keeps the penalty.
+    """
+    q = (grid / cus) / np.ceil(grid / cus)
+    L = work.launch
+    if L is not None:
+        tiled = np.asarray(L.tile_m) > 0
+        q = np.where(tiled & (grid >= cus / 2), 1.0, q)
+    return q
 
 
 # --- the estimate -------------------------------------------------------------------------
@@ -205,7 +225,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, measured: bool
 
     for key, f in work.flops.items():
         pipe, dtype = split_flop_key(key)
-        rate, peak, prov = compute_rate(arch, pipe, dtype, measured)
+        rate, peak, prov = compute_rate(arch, pipe, dtype, measured, packed=key in work.packed)
         t = f"compute:{key}"
         ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
         f = np.asarray(f, dtype=float)

@@ -54,6 +54,9 @@ class Work:
     bytes_write: dict[str, float] = field(default_factory=dict)
     launch: Launch | None = None
     notes: list[str] = field(default_factory=list)
+    # FLOP keys issued as packed or dual-issue VALU instructions (v_pk_fma_f32, half2 maths):
+    # timed at the spec's full VALU rate instead of the plain single-issue rate
+    packed: set[str] = field(default_factory=set)
 
     @property
     def bytes(self) -> dict[str, float]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests" / "data" / "rocprof"
-SHARED = Path("/work/shared/data/rocprof")  # MI100 mixbench is not in tests/data
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "rocprof"  # MI100 mixbench is not in tests/data
 MIX = "rocprofiler-compute/legacy_2022/mixbench/{}"
 VCOPY = {
     "MI100": "rocprofiler-compute/tests_workloads_2024/vcopy/MI100",

@@ -83,6 +83,7 @@ def mixbench(p: dict, arch, dtype: str) -> Work:
     if valu is not None:
         w.add_flops("valu", valu, ops)
         if lanes == 2:
+            w.packed.add(f"valu:{valu}")
             w.notes.append(
                 f"mixbench {elem}: each multiply-add is one packed instruction doing 2 FMAs "
                 "(rocprof's VALU counters count it once)"
