@@ -70,8 +70,14 @@ def plot_roofline(
             r = roofs[0]["theoretical"] / m.theoretical
             ax.plot([r], [roofs[0]["theoretical"] / 1e12], marker="o", ms=5, mfc="white", color=color)
             ax.annotate(f"{r:.0f}", (r, roofs[0]["theoretical"] / 1e12), textcoords="offset points", xytext=(0, -12), fontsize=7, color=color, ha="center")
+    points = list(points)
+    label = len(points) <= 15  # beyond that, labels only clutter: the table names the points
     for p in points:
-        _draw_point(ax, p, arch)
+        _draw_point(ax, p, arch, label)
+    if points:
+        for lv, mk in LEVEL_MARKERS.items():
+            if lv in arch.levels:
+                ax.plot([], [], marker=mk, ls="", color=LEVEL_COLORS[lv], label=f"kernel at {lv} (FLOP/B at {lv})")
     for pred, meas in arrows:
         ax.annotate("", xy=(meas["x"], meas["y"]), xytext=(pred["x"], pred["y"]), arrowprops={"arrowstyle": "->", "color": "0.4", "lw": 0.8})
     ax.set_xscale("log")
@@ -106,7 +112,7 @@ def _group_roofs(ceilings) -> list[dict]:
     return list(groups.values())
 
 
-def _draw_point(ax, p: dict, arch) -> None:
+def _draw_point(ax, p: dict, arch, label: bool = True) -> None:
     t = p.get("time_s") or 0
     f = p.get("flops") or 0
     if t <= 0 or f <= 0:
@@ -118,7 +124,7 @@ def _draw_point(ax, p: dict, arch) -> None:
         x = f / b
         filled = p.get("kind", "predicted") == "predicted"
         ax.plot([x], [perf], marker=LEVEL_MARKERS.get(lv, "o"), ms=6, color=LEVEL_COLORS[lv], mfc=LEVEL_COLORS[lv] if filled else "white", ls="")
-        if lv == arch.memory_level:
+        if label and lv == arch.memory_level:
             ax.annotate(p.get("label", ""), (x, perf), textcoords="offset points", xytext=(4, 3), fontsize=7)
 
 
