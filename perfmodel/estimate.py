@@ -23,6 +23,7 @@ import numpy as np
 
 from perfmodel.arch import Arch
 from perfmodel.archspec import Quantity
+from perfmodel.roofline import bound_label
 from perfmodel.work import Work, split_flop_key
 
 
@@ -263,7 +264,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, measured: bool
     names = list(terms)
     idx, body = _argmax_terms([np.broadcast_to(terms[n], shape) for n in names])
     # bound classes as integer codes into `labels` (fast on large batches), strings at the end
-    labels = [_label(n) for n in names] + ["latency", "launch"]
+    labels = [bound_label(n) for n in names] + ["latency", "launch"]
     code = idx.copy()
     for i, n in enumerate(names):
         if n in latency_limited:
@@ -277,7 +278,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, measured: bool
 
     nnames = list(naive)
     nidx, nbody = _argmax_terms([np.broadcast_to(naive[n], shape) for n in nnames])
-    nlabels = np.array([_label(n) for n in nnames])
+    nlabels = np.array([bound_label(n) for n in nnames])
     return Estimate(
         arch=arch,
         work=work,
@@ -304,7 +305,3 @@ def _argmax_terms(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return idx, best
 
 
-def _label(term: str) -> str:
-    """'compute:mfma:bf16' -> 'compute:mfma'; 'memory:hbm' stays."""
-    parts = term.split(":")
-    return ":".join(parts[:2])

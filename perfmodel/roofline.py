@@ -59,11 +59,12 @@ def classify(times: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("nothing to classify: no FLOPs and no bytes")
     stack = np.stack(np.broadcast_arrays(*[np.asarray(times[n], dtype=float) for n in names]))
     idx = np.argmax(stack, axis=0)
-    labels = np.array([_bound_label(n) for n in names], dtype=object)
+    labels = np.array([bound_label(n) for n in names], dtype=object)
     return labels[idx], stack.max(axis=0)
 
 
-def _bound_label(term: str) -> str:
+def bound_label(term: str) -> str:
+    """The bound class of a term: 'compute:mfma:bf16' -> 'compute:mfma'; 'memory:hbm' stays."""
     if term.startswith("compute:"):
         return "compute:" + term.split(":")[1]
     return term
