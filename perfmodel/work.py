@@ -17,15 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
-def flop_key(pipe: str, dtype: str) -> str:
-    """The one spelling of a FLOP key."""
-    return f"{pipe}:{dtype}"
-
-
-def split_flop_key(key: str) -> tuple[str, str]:
-    pipe, _, dtype = key.partition(":")
-    return pipe, dtype
+from perfmodel.vocab import flop_key
 
 
 @dataclass

@@ -9,7 +9,7 @@ import yaml
 from click.testing import CliRunner
 
 from perfmodel.arch import Arch, arch_keys, archspec_dir, load_all, load_arch
-from perfmodel.archspec import Quantity
+from perfmodel.archspec import SpecValue
 from perfmodel.cli.main import cli
 
 KEYS = sorted(
@@ -44,10 +44,10 @@ def test_archspec_loads(key):
     assert a.capacity(a.memory_level) > 0
     assert a.wave_size in (32, 64)
     assert a.pipes(), "no compute pipes"
-    for c in a.ceilings(sparse=True):
+    for c in a.roofs(sparse=True):
         assert c.theoretical > 0, c
-        if c.measured is not None:
-            assert c.measured > 0, c
+        if c.achievable is not None:
+            assert c.achievable > 0, c
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -56,7 +56,7 @@ def test_every_quantity_has_a_declared_source(key):
     seen = []
 
     def visit(node, path):
-        if isinstance(node, Quantity):
+        if isinstance(node, SpecValue):
             seen.append(path)
             assert node.source, f"{key}: {path} has no source"
             assert node.source in a.sources, f"{key}: {path} cites undeclared source {node.source!r}"

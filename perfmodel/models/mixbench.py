@@ -24,11 +24,13 @@ no compute term for them, because the arch specs carry no VALU integer rate.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from perfmodel.errors import InputError
 from perfmodel.models import streaming_common as sc
-from perfmodel.models.registry import MODELS, Param, register
+from perfmodel.models.registry import Param, identifies, register
 from perfmodel.work import Launch, Work
 
 # template type -> (bytes per element, scalar lanes per element, VALU dtype or None for integers)
@@ -47,6 +49,9 @@ ELEM_ALIASES = {
     "HIP_vector_type<float,2u>": "float2",
     "HIP_vector_type<float, 2>": "float2",
 }
+
+# the kernel as rocprof names it: benchmark_func<T, block, granularity, compute_iters>
+NAME = re.compile(r"benchmark_func<\s*(?P<T>.+?),\s*(?P<block>\d+)u?,\s*(?P<gran>\d+)u?,\s*(?P<ci>\d+)u?\s*>")
 
 DEFAULT_N = 32 * 1024 * 1024  # mixbench's default vector size (32 Mi elements)
 
@@ -105,4 +110,22 @@ def mixbench(p: dict, arch, dtype: str) -> Work:
     return w
 
 
-MODELS["mixbench"].dtype_free = True  # the element type comes from `elem`
+@identifies("mixbench")
+def identify_mixbench(kernel: str, grid: int, workgroup: int) -> dict | None:
+    """The case of a profiled mixbench dispatch from its template arguments; ``n`` from the grid
+    (work-items x granularity)."""
+    m = NAME.search(kernel)
+    if not m or not grid:
+        return None
+    elem = ELEM_ALIASES.get(m.group("T").strip(), m.group("T").strip())
+    if elem not in ELEM:
+        return None
+    gran = int(m.group("gran"))
+    return {
+        "kernel": "mixbench",
+        "elem": elem,
+        "block": int(m.group("block")),
+        "granularity": gran,
+        "compute_iters": int(m.group("ci")),
+        "n": int(grid) * gran,
+    }

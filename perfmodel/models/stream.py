@@ -9,11 +9,13 @@ workgroup, one element per work-item (dot: 4 workgroups per CU, grid-stride, 16-
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
-from perfmodel.models.registry import MODELS, REQUIRED, Param, register
+from perfmodel.models.registry import REQUIRED, Param, identifies, register
 from perfmodel.work import Launch, Work
 
 TBSIZE = 1024  # BabelStream HIP default workgroup size
@@ -62,4 +64,12 @@ def stream(p: dict, arch, dtype: str) -> Work:
     return w
 
 
-MODELS["stream"].dtype_free = True  # the dtype only sets the element size (and the VALU type)
+# the rocprof-compute sample `vecCopy`: a BabelStream-style fp64 copy, one element per work-item
+VCOPY = re.compile(r"\bvecCopy\b")
+
+
+@identifies("stream")
+def identify_stream(kernel: str, grid: int, workgroup: int) -> dict | None:
+    if VCOPY.search(kernel) and grid:
+        return {"kernel": "stream", "op": "copy", "dtype": "fp64", "n": int(grid)}
+    return None
