@@ -23,7 +23,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import tiles
+from perfmodel.models import tiles, traffic
 from perfmodel.models.registry import Param, register
 from perfmodel.work import Launch, Work
 
@@ -166,22 +166,22 @@ def attention(p: dict, arch, dtype: str) -> Work:
     streamed = t["grid"] * cols * frac / split * b_col  # bytes staged in LDS
     work.add_bytes("lds", read=waves * streamed, write=streamed)
     if phase == "fwd":
-        tiles.add_cold(work, arch, write=q_bytes + lse)  # O and LSE
+        traffic.add_stream(work, arch, write=q_bytes + lse)  # O and LSE
         if np.any(split > 1):
-            tiles.add_scratch(work, arch, np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0))
+            _scratch(work, arch, np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0))
             work.notes.append(
                 "split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced"
             )
     else:
         # Delta = rowsum(dO * O): reads O and dO, writes Delta (read back by the main kernel)
-        tiles.add_cold(work, arch, read=2.0 * q_bytes, write=lse)
+        traffic.add_stream(work, arch, read=2.0 * q_bytes, write=lse)
         # dQ accumulated in fp32 by atomics in L2, once per key block; then converted and written
         dq_acc = b * h * sq * d * 4.0
         work.add_bytes(
             "l2", read=t["grid"] / copies * frac * dq_acc, write=t["grid"] / copies * frac * dq_acc
         )
-        tiles.add_scratch(work, arch, dq_acc)
-        tiles.add_cold(work, arch, write=q_bytes + kv_bytes)  # dQ, dK, dV
+        _scratch(work, arch, dq_acc)
+        traffic.add_stream(work, arch, write=q_bytes + kv_bytes)  # dQ, dK, dV
     acc_b = (bo * d + bo * bi) * 4.0 if phase == "fwd" else (2.0 * bo * d + 2.0 * bo * bi) * 4.0
     work.launch = Launch(
         grid=t["grid"],
@@ -195,3 +195,9 @@ def attention(p: dict, arch, dtype: str) -> Work:
     if np.any(g > 1):
         work.notes.append("GQA: the query heads of one KV head are packed into one problem and share its K/V")
     return work
+
+
+def _scratch(work: Work, arch, nbytes) -> None:
+    """A temporary written then read back (split-KV partials, dQ accumulators): a within-kernel
+    re-read, so it stops at the first cache that holds it."""
+    traffic.add_stream(work, arch, nbytes, nbytes, nbytes, within_kernel=True)

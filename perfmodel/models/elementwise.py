@@ -8,6 +8,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
+from perfmodel.models import traffic
 from perfmodel.models.registry import REQUIRED, Param, register
 from perfmodel.work import Launch, Work
 
@@ -35,7 +36,7 @@ def elementwise(p: dict, arch, dtype: str) -> Work:
     w.add_flops("valu", dtypes.valu_dtype(arch, dtype), fpe * n)
     read = reads * n * s
     write = writes * n * s
-    sc.add_traffic(w, arch, read, write, read + write)
+    traffic.add_stream(w, arch, read, write, read + write)
     per_item = max(1.0, sc.LOAD_BYTES / s)  # elements per work-item: one 16-B access per array
     grid = np.maximum(1.0, sc.ceil_div(n, WG * per_item))
     flight = sc.in_flight(arch, max(s, sc.LOAD_BYTES), np.maximum(1.0, np.maximum(reads, writes)))

@@ -30,6 +30,7 @@ import numpy as np
 
 from perfmodel.errors import InputError
 from perfmodel.models import streaming_common as sc
+from perfmodel.models import traffic
 from perfmodel.models.registry import Param, identifies, register
 from perfmodel.work import Launch, Work
 
@@ -99,7 +100,7 @@ def mixbench(p: dict, arch, dtype: str) -> Work:
             "(counted as iops, not FLOPs; no VALU integer rate in the spec, so not timed)"
         )
     read = n * size
-    sc.add_traffic(w, arch, read, np.zeros_like(read), read)
+    traffic.add_stream(w, arch, read, np.zeros_like(read), read)
     threads = np.ceil(n / g)
     # all `granularity` loads are issued before the first multiply-add uses one
     w.launch = Launch(

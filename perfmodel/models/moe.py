@@ -18,7 +18,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import tiles
+from perfmodel.models import tiles, traffic
 from perfmodel.models.registry import Param, register
 from perfmodel.work import Work
 
@@ -59,7 +59,7 @@ def moe(p: dict, arch, dtype: str) -> Work:
     work.add_flops("valu", "fp32", 3.0 * rows * it)
     _, l_down = tiles.gemm_work(arch, dtype, m_e, hd, it, et, work=work)
     work.add_flops("valu", "fp32", 2.0 * rows * hd)
-    tiles.add_cold(work, arch, read=rows * hd * elem, write=t * hd * elem)
+    traffic.add_stream(work, arch, read=rows * hd * elem, write=t * hd * elem)
     work.launch = tiles.combine_launch([l_router, l_up, l_down])
     work.notes.append(
         "moe: router, up+gate (SiLU fused), down and combine kernels summed; launch = the largest grid of them"

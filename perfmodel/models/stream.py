@@ -15,6 +15,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
+from perfmodel.models import traffic
 from perfmodel.models.registry import REQUIRED, Param, identifies, register
 from perfmodel.work import Launch, Work
 
@@ -59,7 +60,7 @@ def stream(p: dict, arch, dtype: str) -> Work:
     else:
         grid = sc.ceil_div(n, TBSIZE)
         flight = sc.in_flight(arch, s, reads)  # one element of each input array per lane
-    sc.add_traffic(w, arch, read, write, read + write)
+    traffic.add_stream(w, arch, read, write, read + write)
     w.launch = Launch(grid=grid, workgroup_size=TBSIZE, bytes_in_flight_per_wave=flight)
     return w
 

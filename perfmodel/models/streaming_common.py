@@ -23,10 +23,6 @@ def ceil_div(a, b):
     return np.ceil(np.asarray(a, dtype=float) / np.asarray(b, dtype=float))
 
 
-def zeros_like(x) -> np.ndarray:
-    return np.zeros(np.shape(x), dtype=float)
-
-
 def acc_dtype(arch, dtype: str) -> str:
     """The type reductions accumulate in (sums, means, softmax): fp64 stays fp64 (where the arch
     has a VALU fp64 rate), everything else accumulates in fp32 as PyTorch/MIOpen/Triton do."""
@@ -56,14 +52,6 @@ def lds_per_workgroup(arch) -> float:
 def in_flight(arch, load_bytes, loads) -> np.ndarray:
     """Bytes one wave keeps in flight: lanes x bytes per load x loads issued before the first use."""
     return arch.wave_size * np.asarray(load_bytes, dtype=float) * np.asarray(loads, dtype=float)
-
-
-def add_traffic(work: Work, arch, read, write, working_set) -> tuple[dict, dict]:
-    """Compulsory streaming traffic (via `traffic.stream_traffic`) added to ``work``; returns it."""
-    br, bw = traffic.stream_traffic(arch, read, write, working_set)
-    for lv in br:
-        work.add_bytes(lv, read=br[lv], write=bw[lv])
-    return br, bw
 
 
 def beyond(arch, level: str) -> list[str]:
@@ -153,7 +141,7 @@ def row_kernel(
     sfu = np.where(fits, sfu_fit[0] * elems + sfu_fit[1] * rows, sfu_multi[0] * elems + sfu_multi[1] * rows)
     w.add_flops("sfu", "fp32", sfu)
     ws = 2 * x + params
-    br, _ = add_traffic(w, arch, x + params, x, ws)
+    br, _ = traffic.add_stream(w, arch, x + params, x, ws)
     # gamma/beta re-read per row (L1) and per workgroup (L2); beyond L2 they stay resident
     if param_rows:
         if "l1" in br:

@@ -239,32 +239,6 @@ def add_operand_reads(work: Work, arch, t: dict) -> None:
             work.add_bytes(lv, read=t["mem"] if "mall" in arch.levels else t["l2_miss"])
 
 
-def add_cold(work: Work, arch, read=0.0, write=0.0) -> None:
-    """Tensors read or written once that live in device memory: every level sees them."""
-    for lv in traffic.chain(arch):
-        work.add_bytes(lv, read=read, write=write)
-
-
-def add_scratch(work: Work, arch, nbytes) -> None:
-    """A temporary written then read back (split partial sums): a within-kernel re-read,
-    so it stops at the first cache that holds it."""
-    br, bw = traffic.stream_traffic(arch, nbytes, nbytes, nbytes, within_kernel=True)
-    for lv in br:
-        work.add_bytes(lv, read=br[lv], write=bw[lv])
-
-
-def merge(into: Work, other: Work) -> Work:
-    """Add the FLOPs, bytes and notes of ``other`` into ``into``."""
-    for k, v in other.flops.items():
-        into.flops[k] = into.flops.get(k, 0.0) + v
-    for k, v in other.bytes_read.items():
-        into.bytes_read[k] = into.bytes_read.get(k, 0.0) + v
-    for k, v in other.bytes_write.items():
-        into.bytes_write[k] = into.bytes_write.get(k, 0.0) + v
-    into.notes.extend(n for n in other.notes if n not in into.notes)
-    return into
-
-
 # --- the GEMM tile model -------------------------------------------------------------------
 
 
@@ -391,9 +365,9 @@ def gemm_work(
     )
     work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)
     add_operand_reads(work, arch, t)
-    add_cold(work, arch, write=out)
+    traffic.add_stream(work, arch, write=out)
     if np.any(split > 1):
-        add_scratch(work, arch, partial)
+        traffic.add_stream(work, arch, partial, partial, partial, within_kernel=True)
         work.notes.append("split-K where the tiles underfill the CUs: fp32 partial sums written and reduced")
     if "lds" in arch.levels:
         work.add_bytes("lds", read=lds_r, write=lds_w)

@@ -14,6 +14,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
+from perfmodel.models import traffic
 from perfmodel.models.registry import REQUIRED, Param, register
 from perfmodel.work import Launch, Work
 
@@ -34,7 +35,7 @@ def transpose(p: dict, arch, dtype: str) -> Work:
     nbytes = rows * cols * s
     w = Work()
     # no FLOPs: a pure data movement kernel
-    br, bw = sc.add_traffic(w, arch, nbytes, nbytes, 2 * nbytes)
+    br, bw = traffic.add_stream(w, arch, nbytes, nbytes, 2 * nbytes)
     # line amplification at L1/L2 when a tile row is shorter than a cache line
     f = max(1.0, sc.line_bytes(arch, "l2") / (TILE * s))
     for lv in ("l1", "l2"):
