@@ -140,24 +140,7 @@ def row_kernel(
     w.add_flops("valu", acc_dtype(arch, dtype), np.where(fits, valu_fit, valu_multi) * elems)
     sfu = np.where(fits, sfu_fit[0] * elems + sfu_fit[1] * rows, sfu_multi[0] * elems + sfu_multi[1] * rows)
     w.add_flops("sfu", "fp32", sfu)
-    ws = 2 * x + params
-    br, _ = traffic.add_stream(w, arch, x + params, x, ws)
-    # gamma/beta re-read per row (L1) and per workgroup (L2); beyond L2 they stay resident
-    if param_rows:
-        if "l1" in br:
-            w.add_bytes("l1", read=(rows - 1) * params)
-        if "l2" in br:
-            w.add_bytes("l2", read=(g["grid"] - 1) * params)
-    # second pass over rows that do not fit on chip
-    reread = np.where(fits, 0.0, x)
-    inflight = resident_workgroups(arch, g["wg"]) * g["rows_per_wg"] * g["row_bytes"]
-    br2, _ = traffic.stream_traffic(arch, reread, 0.0, np.minimum(ws, inflight), within_kernel=True)
-    for lv in br2:
-        w.add_bytes(lv, read=br2[lv])
-    # cross-wave partials through LDS (one write and one read per wave and reduction)
-    lds = rows * reductions * np.where(g["waves_per_row"] > 1, g["waves_per_row"], 0.0) * a
-    if "lds" in arch.levels:
-        w.add_bytes("lds", read=lds, write=lds)
+    _row_bytes(w, arch, g, rows, x, params, reductions, a)
     w.launch = Launch(
         grid=g["grid"],
         workgroup_size=g["wg"],
@@ -165,3 +148,24 @@ def row_kernel(
         bytes_in_flight_per_wave=g["flight"],
     )
     return w
+
+
+def _row_bytes(w: Work, arch, g: dict, rows, x, params, reductions: int, a: float) -> None:
+    """Bytes of a row-wise kernel: x in, y out, parameter vectors, the second pass over rows that
+    do not fit on chip, and the cross-wave partials through LDS."""
+    ws = 2 * x + params
+    br, _ = traffic.add_stream(w, arch, x + params, x, ws)
+    # gamma/beta re-read per row (L1) and per workgroup (L2); beyond L2 they stay resident
+    if np.any(params):
+        if "l1" in br:
+            w.add_bytes("l1", read=(rows - 1) * params)
+        if "l2" in br:
+            w.add_bytes("l2", read=(g["grid"] - 1) * params)
+    # second pass over rows that do not fit on chip: served from the cache holding the rows in flight
+    reread = np.where(g["fits"], 0.0, x)
+    inflight = resident_workgroups(arch, g["wg"]) * g["rows_per_wg"] * g["row_bytes"]
+    traffic.add_stream(w, arch, reread, 0.0, np.minimum(ws, inflight), within_kernel=True)
+    # cross-wave partials through LDS (one write and one read per wave and reduction)
+    lds = rows * reductions * np.where(g["waves_per_row"] > 1, g["waves_per_row"], 0.0) * a
+    if "lds" in arch.levels:
+        w.add_bytes("lds", read=lds, write=lds)

@@ -196,18 +196,7 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
 
     cus = float(arch.cus)
     x = float(max(arch.xcds, 1))
-    wave = np.minimum(cus, per_copy)
-    a = np.clip(np.ceil(np.sqrt(wave)), 1.0, tiles_m)
-    b = np.clip(np.ceil(wave / a), 1.0, tiles_n)
-    if x > 1:  # a library rasterises whole rows of xcds tiles, so a B panel stays on one XCD
-        b = np.where(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
-    a = np.clip(np.ceil(wave / b), 1.0, tiles_m)
-    if x > 1:
-        r_a = np.minimum(x, b)
-        gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
-        r_b = np.minimum(a, x / gcd[np.mod(b, x).astype(np.int64)])
-    else:
-        r_a = r_b = 1.0
+    a, b, r_a, r_b = _raster(cus, x, tiles_m, tiles_n, per_copy)
     b_need = np.maximum(np.ceil(tiles_m / a) * b_frac, 1.0)  # waves needing each B panel (>= once)
     floor_l2 = r_a * a_bytes + r_b * b_bytes  # each XCD fetches its panels at least once
     waves_l2 = r_a * np.ceil(tiles_n / b) * a_bytes + r_b * b_need * b_bytes
@@ -226,6 +215,21 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
     else:
         mem = np.maximum(l2_miss, compulsory)
     return {"req": req, "l2_miss": l2_miss, "mem": mem, "grid": copies * per_copy}
+
+
+def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
+    """(a, b, r_a, r_b): one wave of min(CUs, tiles) tiles as a near-square a x b block, and how
+    many XCDs fetch each A panel (r_a) and each B panel (r_b) in it."""
+    wave = np.minimum(cus, per_copy)
+    a = np.clip(np.ceil(np.sqrt(wave)), 1.0, tiles_m)
+    b = np.clip(np.ceil(wave / a), 1.0, tiles_n)
+    if x > 1:  # a library rasterises whole rows of xcds tiles, so a B panel stays on one XCD
+        b = np.where(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
+    a = np.clip(np.ceil(wave / b), 1.0, tiles_m)
+    if x <= 1:
+        return a, b, 1.0, 1.0
+    gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
+    return a, b, np.minimum(x, b), np.minimum(a, x / gcd[np.mod(b, x).astype(np.int64)])
 
 
 def add_operand_reads(work: Work, arch, t: dict) -> None:
