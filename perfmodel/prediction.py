@@ -20,10 +20,11 @@ from perfmodel.cases import Case, normalize
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
 from perfmodel.vocab import split_term
+from perfmodel.work import LevelBytes
 
 
 @dataclass(slots=True)
-class Prediction:
+class Prediction(LevelBytes):
     """One case timed on one arch: every term, the bound class, and the naive roofline beside it.
 
     Amounts are per kernel (FLOPs per ``"pipe:dtype"``, bytes per level split into reads and
@@ -64,12 +65,6 @@ class Prediction:
     @property
     def flops(self) -> float:
         return sum(self.flops_by.values()) if self.flops_by else 0.0
-
-    @property
-    def bytes(self) -> dict[str, float]:
-        """Bytes moved at each level, reads plus writes."""
-        r, w = self.bytes_read, self.bytes_write
-        return {lv: r.get(lv, 0.0) + w.get(lv, 0.0) for lv in dict.fromkeys([*r, *w])}
 
     @property
     def tflops(self) -> float:
