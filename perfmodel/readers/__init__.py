@@ -33,7 +33,7 @@ def read_workload(path: str | Path) -> Workload:
     Raises InputError (one line: file, field, what was expected) on bad input.
     """
     import perfmodel.readers.detect as det
-    from perfmodel.readers import compute_workload, rocpd_long, rocpd_sqlite, rocprof_v1, rocprof_v3
+    from perfmodel.readers import compute_workload, long_csv, rocpd_sqlite, rocprof_v3, wide_csv
 
     p = Path(path)
     fmt = det.detect(p)
@@ -50,7 +50,7 @@ def read_workload(path: str | Path) -> Workload:
 
         raise InputError("an agent-info file holds no dispatches; pass its directory", where=str(p))
     wl = Workload(path=str(p), format=fmt)
-    wl.dispatches = rocpd_long.read(p) if fmt == det.LONG else rocprof_v1.read(p)
+    wl.dispatches = long_csv.read(p) if fmt == det.LONG else wide_csv.read(p)
     sysinfo = p.parent / "sysinfo.csv"
     if sysinfo.is_file():
         from perfmodel.readers.sysinfo import read_sysinfo

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfmodel.errors import InputError
-from perfmodel.readers import csvio, join, rocpd_long
+from perfmodel.readers import csvio, join, long_csv
 from perfmodel.readers.records import Dispatch, Workload
 
 PATTERNS = ("*_counter_collection.csv", "*_kernel_trace.csv", "*_agent_info.csv")
@@ -92,7 +92,7 @@ def read(path: Path) -> Workload:
         wl.sysinfo = read_agent_info(agents[0])
         wl.gfx = wl.sysinfo.get("gfx", "")
     for p in counters:
-        wl.dispatches += rocpd_long.read(p)
+        wl.dispatches += long_csv.read(p)
     if traces:
         timing = [d for p in traces for d in read_kernel_trace(p)]
         if wl.dispatches:
