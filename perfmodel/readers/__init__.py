@@ -19,10 +19,10 @@ __all__ = ["Dispatch", "Workload", "detect_format", "read_workload"]
 
 
 def detect_format(path: str | Path) -> str:
-    """The format name of ``path`` (see :mod:`perfmodel.readers.detect`)."""
-    from perfmodel.readers.detect import detect
+    """The format name of ``path`` (see the table in :mod:`perfmodel.readers.formats`)."""
+    from perfmodel.readers.formats import find
 
-    return detect(path)
+    return find(Path(path)).name
 
 
 def read_workload(path: str | Path) -> Workload:
@@ -32,30 +32,7 @@ def read_workload(path: str | Path) -> Workload:
     sysinfo.csv (for the gfx target) and timestamps.csv (for clean durations) when present.
     Raises InputError (one line: file, field, what was expected) on bad input.
     """
-    import perfmodel.readers.detect as det
-    from perfmodel.readers import compute_workload, long_csv, rocpd_sqlite, rocprof_v3, wide_csv
+    from perfmodel.readers.formats import find
 
     p = Path(path)
-    fmt = det.detect(p)
-    if fmt == det.WORKLOAD:
-        return compute_workload.read(p)
-    if fmt in (det.V3_DIR, det.KERNEL_TRACE):
-        return rocprof_v3.read(p)
-    if fmt == det.SQLITE:
-        return rocpd_sqlite.read(
-            p if p.is_file() else next(q for q in sorted(p.glob("*.db")) if rocpd_sqlite.is_sqlite(q))
-        )
-    if fmt == det.AGENT_INFO:
-        from perfmodel.errors import InputError
-
-        raise InputError("an agent-info file holds no dispatches; pass its directory", where=str(p))
-    wl = Workload(path=str(p), format=fmt)
-    wl.dispatches = long_csv.read(p) if fmt == det.LONG else wide_csv.read(p)
-    sysinfo = p.parent / "sysinfo.csv"
-    if sysinfo.is_file():
-        from perfmodel.readers.sysinfo import read_sysinfo
-
-        wl.sysinfo, notes = read_sysinfo(sysinfo)
-        wl.notes += notes
-        wl.gfx = wl.sysinfo.get("gfx") or ""
-    return wl
+    return find(p).read(p)

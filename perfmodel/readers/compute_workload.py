@@ -36,10 +36,7 @@ def _read_counters(path: Path, keep=None):
 
 def read(path: Path) -> Workload:
     wl = Workload(path=str(path), format="rocprof-compute workload")
-    if (path / "sysinfo.csv").is_file():
-        wl.sysinfo, notes = sysinfo.read_sysinfo(path / "sysinfo.csv")
-        wl.notes += notes
-        wl.gfx = wl.sysinfo.get("gfx") or ""
+    sysinfo.attach(wl, path / "sysinfo.csv")
     if (path / "roofline.csv").is_file():
         wl.roofline = sysinfo.read_roofline(path / "roofline.csv")
     pass_files = sorted(

@@ -15,11 +15,22 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Container
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfmodel.errors import InputError
 from perfmodel.readers import csvio
 from perfmodel.readers.records import Dispatch
+
+PassKey = tuple[str, str]  # (start, end) as written: the rows of one replay pass share them
+
+
+@dataclass
+class _Pending:
+    """A dispatch being assembled from its rows: identity plus summed counters per replay pass."""
+
+    dispatch: Dispatch
+    passes: dict[PassKey, dict[str, float]] = field(default_factory=dict)
 
 
 def _median(values: list[float]) -> float:
@@ -27,6 +38,7 @@ def _median(values: list[float]) -> float:
 
 
 def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
+    """The dispatches of one long CSV, in first-seen order. ``keep`` limits the counters stored."""
     where = str(path)
     header, rows = csvio.rows(path)
     csvio.require(
@@ -35,84 +47,82 @@ def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
         where,
         "a long-format counter CSV",
     )
-    col = {h: i for i, h in enumerate(header) if h}
+    col = csvio.columns(header)
     has_time = "Start_Timestamp" in col and "End_Timestamp" in col
-    order: list[tuple[str, str]] = []
-    meta: dict[tuple[str, str], Dispatch] = {}
-    passes: dict[tuple[str, str], dict[tuple[str, str], dict[str, float]]] = {}
+    pending: dict[tuple[str, str], _Pending] = {}
     gpus: set[str] = set()
     for line, row in rows:
-
-        def cell(name: str) -> str:
-            i = col.get(name)
-            return row[i].strip() if i is not None and i < len(row) else ""  # noqa: B023 - called within this iteration
-
-        gpu = cell("GPU_ID")
-        gpus.add(gpu)
-        if len(gpus) > 1:
-            raise InputError(
-                f"mixed GPUs in one file (GPU_ID {', '.join(sorted(gpus))}); split it per GPU", where=where
-            )
-        key = (gpu, cell("Dispatch_ID"))
-        d = meta.get(key)
-        if d is None:
-            idx = cell("Dispatch_ID")
-            d = Dispatch(
-                kernel=csvio.clean_kernel(cell("Kernel_Name")),
-                index=int(csvio.number(idx, where=where, column="Dispatch_ID", line=line)),
-                grid=int(csvio.number(cell("Grid_Size") or "0", where=where, column="Grid_Size", line=line)),
-                workgroup=int(
-                    csvio.number(
-                        cell("Workgroup_Size") or "0", where=where, column="Workgroup_Size", line=line
-                    )
-                ),
-                gpu=gpu,
-                source=where,
-                lds_bytes=int(
-                    csvio.number(
-                        cell("LDS_Per_Workgroup") or "0", where=where, column="LDS_Per_Workgroup", line=line
-                    )
-                ),
-            )
-            meta[key] = d
-            order.append(key)
-            passes[key] = {}
-        pkey = (cell("Start_Timestamp"), cell("End_Timestamp")) if has_time else ("", "")
-        if pkey not in passes[key] and has_time:
-            flags: list[str] = []
-            b = csvio.timestamp(pkey[0], where=where, column="Start_Timestamp", line=line, flags=flags)
-            e = csvio.timestamp(pkey[1], where=where, column="End_Timestamp", line=line, flags=flags)
-            d.flags.extend(f for f in flags if f not in d.flags)
-            if b is not None and e is not None:
-                d.pass_durations_ns.append(e - b)
-                if d.begin_ns is None:
-                    d.begin_ns = b
-        pc = passes[key].setdefault(pkey, {})
-        name = cell("Counter_Name")
-        if not name:
-            raise InputError(f"line {line}: empty Counter_Name", where=where)
-        value = csvio.number(cell("Counter_Value"), where=where, column="Counter_Value", line=line)
-        if keep is None or name in keep:
-            pc[name] = pc.get(name, 0.0) + value
-    if not order:
+        cells = csvio.Cells(row, col, where, line)
+        gpu = cells.text("GPU_ID").strip()
+        csvio.check_one_gpu(gpus, gpu, where)
+        key = (gpu, cells.text("Dispatch_ID").strip())
+        if key not in pending:
+            pending[key] = _Pending(_dispatch(cells, gpu))
+        p = pending[key]
+        pkey = _note_pass(cells, p) if has_time else ("", "")
+        _add_counter(cells, p.passes.setdefault(pkey, {}), keep)
+    if not pending:
         raise InputError("no data rows (header only)", where=where)
-    out = []
-    for key in order:
-        d = meta[key]
-        seen: dict[str, list[float]] = {}
-        for pc in passes[key].values():
-            for name, v in pc.items():
-                seen.setdefault(name, []).append(v)
-        for name, vals in seen.items():
-            d.counters[name] = vals[0] if len(vals) == 1 else _median(vals)
-            if len(vals) > 1:
-                d.replay[name] = vals
-        if d.pass_durations_ns:
-            dur = _median(d.pass_durations_ns)
-            d.end_ns = d.begin_ns + dur if d.begin_ns is not None else None
-            n = len(d.pass_durations_ns)
-            d.time_source = (
-                f"{path.name}: median over {n} counter pass{'es' if n > 1 else ''} (no counter-free pass)"
-            )
-        out.append(d)
-    return out
+    return [_finish(p, path.name) for p in pending.values()]
+
+
+def _dispatch(cells: csvio.Cells, gpu: str) -> Dispatch:
+    """Identity and geometry from the first row of a dispatch (the others repeat them)."""
+    return Dispatch(
+        kernel=csvio.clean_kernel(cells.text("Kernel_Name")),
+        index=int(cells.number("Dispatch_ID", default=None)),
+        grid=cells.integer("Grid_Size"),
+        workgroup=cells.integer("Workgroup_Size"),
+        gpu=gpu,
+        source=cells.where,
+        lds_bytes=cells.integer("LDS_Per_Workgroup"),
+    )
+
+
+def _note_pass(cells: csvio.Cells, p: _Pending) -> PassKey:
+    """The row's replay pass; a pass seen for the first time adds its duration to the dispatch."""
+    pkey = (cells.text("Start_Timestamp").strip(), cells.text("End_Timestamp").strip())
+    if pkey in p.passes:
+        return pkey
+    d = p.dispatch
+    flags: list[str] = []
+    b = cells.timestamp("Start_Timestamp", flags)
+    e = cells.timestamp("End_Timestamp", flags)
+    d.flags.extend(f for f in flags if f not in d.flags)
+    if b is not None and e is not None:
+        d.pass_durations_ns.append(e - b)
+        if d.begin_ns is None:
+            d.begin_ns = b
+    return pkey
+
+
+def _add_counter(cells: csvio.Cells, counters: dict[str, float], keep: Container[str] | None) -> None:
+    """Sum the row's value into its pass: one counter has a row per XCC / instance."""
+    name = cells.text("Counter_Name").strip()
+    if not name:
+        raise InputError(f"line {cells.line}: empty Counter_Name", where=cells.where)
+    value = cells.number("Counter_Value", default=None)
+    if keep is None or name in keep:
+        counters[name] = counters.get(name, 0.0) + value
+
+
+def _finish(p: _Pending, file_name: str) -> Dispatch:
+    """Fold the passes: a counter seen in several is their median (all kept in ``replay``),
+    the duration the median pass duration - no pass here is counter-free."""
+    d = p.dispatch
+    seen: dict[str, list[float]] = {}
+    for pc in p.passes.values():
+        for name, v in pc.items():
+            seen.setdefault(name, []).append(v)
+    for name, vals in seen.items():
+        d.counters[name] = vals[0] if len(vals) == 1 else _median(vals)
+        if len(vals) > 1:
+            d.replay[name] = vals
+    if d.pass_durations_ns:
+        dur = _median(d.pass_durations_ns)
+        d.end_ns = d.begin_ns + dur if d.begin_ns is not None else None
+        n = len(d.pass_durations_ns)
+        d.time_source = (
+            f"{file_name}: median over {n} counter pass{'es' if n > 1 else ''} (no counter-free pass)"
+        )
+    return d

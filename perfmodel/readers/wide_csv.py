@@ -23,56 +23,48 @@ def iter_dispatches(
     where = str(path)
     header, rows = csvio.rows(path)
     csvio.require(header, ("Kernel_Name",), where, "a rocprof dispatch CSV")
-    col = {h: i for i, h in enumerate(header) if h}
-    counter_cols = [(i, h) for i, h in enumerate(header) if not csvio.is_metadata(h)]
-    if keep is not None:
-        counter_cols = [(i, h) for i, h in counter_cols if h in keep]
+    col = csvio.columns(header)
+    counters = _counter_columns(header, keep)
     has_time = "Start_Timestamp" in col and "End_Timestamp" in col
     src = time_source or (f"{path.name} (same pass as the counters)" if has_time else "")
     gpus: set[str] = set()
     n = 0
     for line, row in rows:
-
-        def cell(name: str, default: str = "") -> str:
-            i = col.get(name)
-            return row[i] if i is not None and i < len(row) else default  # noqa: B023 - called within this iteration
-
-        def integer(name: str) -> int:
-            t = cell(name).strip()
-            return int(csvio.number(t, where=where, column=name, line=line)) if t else 0  # noqa: B023 - called within this iteration
-
-        gpu = cell("GPU_ID").strip()
-        gpus.add(gpu)
-        if len(gpus) > 1:
-            raise InputError(
-                f"mixed GPUs in one file (GPU_ID {', '.join(sorted(gpus))}); split it per GPU",
-                where=where,
-            )
-        d = Dispatch(
-            kernel=csvio.clean_kernel(cell("Kernel_Name")),
-            index=integer("Dispatch_ID") if "Dispatch_ID" in col else n,
-            grid=integer("Grid_Size"),
-            workgroup=integer("Workgroup_Size"),
-            gpu=gpu,
-            source=where,
-            lds_bytes=integer("LDS_Per_Workgroup"),
-            vgprs=integer("Arch_VGPR") + integer("Accum_VGPR"),
-            sgprs=integer("SGPR"),
-        )
+        cells = csvio.Cells(row, col, where, line)
+        d = _dispatch(cells, gpus, n if "Dispatch_ID" not in col else None)
         if has_time:
-            for name in ("Start_Timestamp", "End_Timestamp"):
-                v = csvio.timestamp(cell(name), where=where, column=name, line=line, flags=d.flags)
-                if name == "Start_Timestamp":
-                    d.begin_ns = v
-                else:
-                    d.end_ns = v
+            d.begin_ns = cells.timestamp("Start_Timestamp", d.flags)
+            d.end_ns = cells.timestamp("End_Timestamp", d.flags)
             d.time_source = src
-        for i, h in counter_cols:
+        for i, h in counters:
             d.counters[h] = csvio.number(row[i] if i < len(row) else "", where=where, column=h, line=line)
         n += 1
         yield d
     if n == 0:
         raise InputError("no data rows (header only)", where=where)
+
+
+def _counter_columns(header: list[str], keep: Container[str] | None) -> list[tuple[int, str]]:
+    """(position, name) of the counter columns: by position, since merged files repeat names."""
+    cols = [(i, h) for i, h in enumerate(header) if not csvio.is_metadata(h)]
+    return cols if keep is None else [(i, h) for i, h in cols if h in keep]
+
+
+def _dispatch(cells: csvio.Cells, gpus: set[str], row_index: int | None) -> Dispatch:
+    """The dispatch a row describes, counters aside; ``row_index`` numbers files without Dispatch_ID."""
+    gpu = cells.text("GPU_ID").strip()
+    csvio.check_one_gpu(gpus, gpu, cells.where)
+    return Dispatch(
+        kernel=csvio.clean_kernel(cells.text("Kernel_Name")),
+        index=cells.integer("Dispatch_ID") if row_index is None else row_index,
+        grid=cells.integer("Grid_Size"),
+        workgroup=cells.integer("Workgroup_Size"),
+        gpu=gpu,
+        source=cells.where,
+        lds_bytes=cells.integer("LDS_Per_Workgroup"),
+        vgprs=cells.integer("Arch_VGPR") + cells.integer("Accum_VGPR"),
+        sgprs=cells.integer("SGPR"),
+    )
 
 
 def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
