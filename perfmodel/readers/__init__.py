@@ -6,7 +6,8 @@
 Formats: rocprof v1 CSV (and its renamed headers), rocprofv2 CSV, rocprofv3 CSV
 (counter collection / kernel trace / agent info), rocprof-compute workload directories
 (pmc_perf.csv, per-pass pmc_perf_N.csv, timestamps.csv, sysinfo.csv, roofline.csv), the
-rocpd long CSV format and rocpd SQLite databases.
+rocpd long CSV format and rocpd SQLite databases. How each is recognised, in what order, and
+which module reads it: the one table `perfmodel.readers.formats.FORMATS`.
 """
 
 from __future__ import annotations
