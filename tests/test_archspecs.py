@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 from click.testing import CliRunner
-from data_paths import VENDOR_PEAKS
 
+from data_paths import VENDOR_PEAKS
 from perfmodel.arch import Arch, arch_keys, archspec_dir, load_all, load_arch
 from perfmodel.archspec import SpecValue
 from perfmodel.cli.main import cli

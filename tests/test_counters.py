@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 
 import pytest
+
 from data_paths import (
     GFX1153_LONG,
     MIXBENCH_MI200,
@@ -14,7 +15,6 @@ from data_paths import (
     VCOPY_MI300X_LONG,
     VCOPY_MI350,
 )
-
 from perfmodel.counters import aggregate, available_targets, compat_mean_rates, derive, derive_workload, load
 from perfmodel.counters.aggregate import compat_per_wave
 from perfmodel.counters.expr import ExprError, parse

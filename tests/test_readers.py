@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 
 import pytest
-from data_paths import GFX1153_LONG, MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200, VCOPY_MI300X_LONG, VCOPY_MI350
 
+from data_paths import GFX1153_LONG, MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200, VCOPY_MI300X_LONG, VCOPY_MI350
 from perfmodel.readers import detect_format, read_workload
 
 

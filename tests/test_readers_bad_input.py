@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from data_paths import VCOPY_MI200
 
+from data_paths import VCOPY_MI200
 from perfmodel.counters import derive_workload
 from perfmodel.errors import InputError
 from perfmodel.readers import read_workload

@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from data_paths import VCOPY_MI300X_LONG
 
+from data_paths import VCOPY_MI300X_LONG
 from perfmodel.counters import derive_workload
 from perfmodel.errors import InputError
 from perfmodel.readers import detect_format, read_workload

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from data_paths import MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200, VCOPY_MI350
 
+from data_paths import MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200, VCOPY_MI350
 from perfmodel.errors import InputError
 from perfmodel.validate import validate
 from perfmodel.validate.identify import builtin_case, load_manifest, short_name

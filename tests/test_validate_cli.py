@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from data_paths import MIXBENCH_MI200, VCOPY_MI200
 
+from data_paths import MIXBENCH_MI200, VCOPY_MI200
 from perfmodel.cli.main import cli
 
 CONTRACT = (

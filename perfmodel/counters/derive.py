@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from perfmodel.counters import flags
-from perfmodel.counters.formulas import FormulaSet, Quantity, load
+from perfmodel.counters.formulas import CounterFormula, FormulaSet, load
 from perfmodel.counters.measurement import Measurement
 from perfmodel.errors import InputError
 from perfmodel.readers.records import Dispatch, Workload
@@ -71,7 +71,7 @@ def _quantities(m: Measurement, d: Dispatch, fs: FormulaSet, consts: Mapping[str
 
 
 def _check_not_partial(
-    key: str, q: Quantity, d: Dispatch, consts: Mapping[str, float], env: Mapping[str, float]
+    key: str, q: CounterFormula, d: Dispatch, consts: Mapping[str, float], env: Mapping[str, float]
 ) -> None:
     """Some of a quantity's counters present and others missing: the file is inconsistent, so
     name the formula and the missing counter instead of silently dropping the quantity."""
