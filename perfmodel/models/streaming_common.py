@@ -8,6 +8,8 @@ See docs/models-streaming.md for the formulas and the assumptions behind each ch
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from perfmodel import dtypes
@@ -104,28 +106,26 @@ def row_launch(arch, rows, cols, s: float) -> dict:
     }
 
 
-def row_kernel(
-    arch,
-    dtype: str,
-    rows,
-    cols,
-    *,
-    param_rows: int,
-    valu_fit,
-    valu_multi,
-    sfu_fit,
-    sfu_multi,
-    reductions: int,
-) -> Work:
+@dataclass(frozen=True)
+class RowOps:
+    """What a row-wise normalisation does per element and per row (see `row_kernel`)."""
+
+    param_rows: int  # parameter vectors of `cols` elements (gamma, beta)
+    valu_fit: float  # VALU FLOPs per element when a row fits on chip (one pass)
+    valu_multi: float  # ... when it does not (two passes)
+    sfu_fit: tuple[float, float]  # SFU ops (per element, per row), one pass
+    sfu_multi: tuple[float, float]  # ... two passes
+    reductions: int  # row reductions (each one cross-wave exchange through LDS)
+
+
+def row_kernel(arch, dtype: str, rows, cols, ops: RowOps) -> Work:
     """`Work` of a row-wise normalisation (softmax, layernorm, rmsnorm) over a rows x cols tensor.
 
     - reads x once and writes y once (same dtype); ``param_rows`` vectors of ``cols`` elements
       (gamma, beta) are read once from beyond L2 and once per row at L1 / per workgroup at L2;
     - a row that does not fit the workgroup's on-chip budget is re-read in a second pass; the
       re-read is served from the cache that holds the rows in flight on the whole device;
-    - FLOPs per element on the VALU in the accumulate type: ``valu_fit`` (one pass) or
-      ``valu_multi`` (two passes); on ``sfu:fp32``: ``sfu_fit`` / ``sfu_multi`` as
-      (per element, per row).
+    - FLOPs per element on the VALU in the accumulate type, on ``sfu:fp32`` per element and row.
     """
     rows = np.asarray(rows, dtype=float)
     cols = np.asarray(cols, dtype=float)
@@ -135,16 +135,17 @@ def row_kernel(
     fits = g["fits"]
     elems = rows * cols
     x = elems * s
-    params = param_rows * cols * s
+    params = ops.param_rows * cols * s
     w = Work()
-    w.add_flops("valu", acc_dtype(arch, dtype), np.where(fits, valu_fit, valu_multi) * elems)
-    sfu = np.where(fits, sfu_fit[0] * elems + sfu_fit[1] * rows, sfu_multi[0] * elems + sfu_multi[1] * rows)
+    w.add_flops("valu", acc_dtype(arch, dtype), np.where(fits, ops.valu_fit, ops.valu_multi) * elems)
+    one, two = ops.sfu_fit, ops.sfu_multi
+    sfu = np.where(fits, one[0] * elems + one[1] * rows, two[0] * elems + two[1] * rows)
     w.add_flops("sfu", "fp32", sfu)
-    _row_bytes(w, arch, g, rows, x, params, reductions, a)
+    _row_bytes(w, arch, g, rows, x, params, ops.reductions, a)
     w.launch = Launch(
         grid=g["grid"],
         workgroup_size=g["wg"],
-        lds_bytes=reductions * g["waves_per_row"] * a,
+        lds_bytes=ops.reductions * g["waves_per_row"] * a,
         bytes_in_flight_per_wave=g["flight"],
     )
     return w
