@@ -26,7 +26,7 @@ import numpy as np
 from perfmodel import dtypes
 from perfmodel.errors import InputError
 from perfmodel.models import tiles, traffic
-from perfmodel.models.registry import Param, register
+from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Launch, Work
 
 Q_BLOCKS = (128, 64, 32, 16)  # fwd: query rows per workgroup; bwd: keys per workgroup
@@ -138,10 +138,7 @@ class _Problem:
 
 
 def _problem(p: dict, arch, dtype: str) -> _Problem:
-    b = np.asarray(p["batch"], dtype=float)
-    h = np.asarray(p["heads"], dtype=float)
-    sq = np.asarray(p["seq_q"], dtype=float)
-    d = np.asarray(p["head_dim"], dtype=float)
+    b, h, sq, d = floats(p, "batch", "heads", "seq_q", "head_dim")
     hk = _resolve(p, "kv_heads", h)
     skv = _resolve(p, "seq_kv", sq)
     shape = np.broadcast(b, h, sq, d, hk, skv).shape

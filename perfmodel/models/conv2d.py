@@ -15,7 +15,7 @@ import numpy as np
 from perfmodel import dtypes
 from perfmodel.errors import InputError
 from perfmodel.models import gemm_tiling
-from perfmodel.models.registry import Param, register
+from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
 
 
@@ -43,7 +43,7 @@ def output_size(h, w, r, s, stride, pad):
     default_dtype="bf16",
 )
 def conv2d(p: dict, arch, dtype: str) -> Work:
-    n, c, h, w, k, r, s = (np.asarray(p[x], dtype=float) for x in ("n", "c", "h", "w", "k", "r", "s"))
+    n, c, h, w, k, r, s = floats(p, "n", "c", "h", "w", "k", "r", "s")
     stride = np.asarray(p.get("stride", 1), dtype=float)
     pad = np.asarray(p.get("pad", 0), dtype=float)
     pp, qq = output_size(h, w, r, s, stride, pad)

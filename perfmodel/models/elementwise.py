@@ -9,7 +9,7 @@ import numpy as np
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
 from perfmodel.models import traffic
-from perfmodel.models.registry import REQUIRED, Param, register
+from perfmodel.models.registry import REQUIRED, Param, floats, register
 from perfmodel.work import Launch, Work
 
 WG = 256
@@ -27,10 +27,7 @@ WG = 256
     default_dtype="fp16",
 )
 def elementwise(p: dict, arch, dtype: str) -> Work:
-    n = np.asarray(p["n"], dtype=float)
-    reads = np.asarray(p["reads"], dtype=float)
-    writes = np.asarray(p["writes"], dtype=float)
-    fpe = np.asarray(p["flops_per_element"], dtype=float)
+    n, reads, writes, fpe = floats(p, "n", "reads", "writes", "flops_per_element")
     s = dtypes.size(dtype)
     w = Work()
     w.add_flops("valu", dtypes.valu_dtype(arch, dtype), fpe * n)

@@ -31,7 +31,7 @@ import numpy as np
 from perfmodel.errors import InputError
 from perfmodel.models import streaming_common as sc
 from perfmodel.models import traffic
-from perfmodel.models.registry import Param, identifies, register
+from perfmodel.models.registry import Param, floats, identifies, register
 from perfmodel.work import Launch, Work
 
 # template type -> (bytes per element, scalar lanes per element, VALU dtype or None for integers)
@@ -78,10 +78,7 @@ def per_element_ops(compute_iters, lanes: int = 1):
 def mixbench(p: dict, arch, dtype: str) -> Work:
     elem = p["elem"]
     size, lanes, valu = ELEM[elem]
-    n = np.asarray(p["n"], dtype=float)
-    g = np.asarray(p["granularity"], dtype=float)
-    block = np.asarray(p["block"], dtype=float)
-    ci = np.asarray(p["compute_iters"], dtype=float)
+    n, g, block, ci = floats(p, "n", "granularity", "block", "compute_iters")
     if np.any(np.mod(g, 2) != 0):
         raise InputError("expected an even granularity (the reduction pairs elements)", key="granularity")
     w = Work()

@@ -19,7 +19,7 @@ import numpy as np
 from perfmodel import dtypes
 from perfmodel.errors import InputError
 from perfmodel.models import gemm_tiling, tiles, traffic
-from perfmodel.models.registry import Param, register
+from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
 
 
@@ -41,9 +41,7 @@ def touched_experts(tokens, experts, topk):
     default_dtype="bf16",
 )
 def moe(p: dict, arch, dtype: str) -> Work:
-    t, e, k, hd, it = (
-        np.asarray(p[x], dtype=float) for x in ("tokens", "experts", "topk", "hidden", "inter")
-    )
+    t, e, k, hd, it = floats(p, "tokens", "experts", "topk", "hidden", "inter")
     if np.any(k > e):
         raise InputError("expected topk <= experts", key="topk")
     elem = dtypes.size(dtype)

@@ -118,6 +118,13 @@ def get_model(name: str, where: str | None = None) -> KernelModel:
     return models[name]
 
 
+def floats(p: dict, *names: str) -> tuple:
+    """The numeric parameters ``names`` of a batch as float64 arrays, in that order."""
+    import numpy as np
+
+    return tuple(np.asarray(p[n], dtype=float) for n in names)
+
+
 def convert_param(p: Param, raw: Any, where: str | None) -> Any:
     """One parameter value from text/YAML/JSON into its type, checked against its bounds."""
     if p.kind is bool:

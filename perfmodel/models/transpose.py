@@ -10,12 +10,10 @@ the neighbouring tile's workgroup using the rest of the line from L2, so HBM sta
 
 from __future__ import annotations
 
-import numpy as np
-
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
 from perfmodel.models import traffic
-from perfmodel.models.registry import REQUIRED, Param, register
+from perfmodel.models.registry import REQUIRED, Param, floats, register
 from perfmodel.work import Launch, Work
 
 TILE = 64
@@ -29,8 +27,7 @@ WG = 256
     default_dtype="fp32",
 )
 def transpose(p: dict, arch, dtype: str) -> Work:
-    rows = np.asarray(p["rows"], dtype=float)
-    cols = np.asarray(p["cols"], dtype=float)
+    rows, cols = floats(p, "rows", "cols")
     s = dtypes.size(dtype)
     nbytes = rows * cols * s
     w = Work()
