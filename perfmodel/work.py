@@ -50,7 +50,10 @@ class LevelBytes:
     def bytes(self) -> dict:
         """Bytes moved at each level: reads plus writes (plus unsplit traffic)."""
         r, w = self.bytes_read, self.bytes_write
-        u = getattr(self, "bytes_unsplit", None) or {}
+        u = getattr(self, "bytes_unsplit", None)
+        if not u and r.keys() == w.keys():  # the common case, and the hot path of large batches
+            return {lv: v + w[lv] for lv, v in r.items()}
+        u = u or {}
         return {lv: r.get(lv, 0.0) + w.get(lv, 0.0) + u.get(lv, 0.0) for lv in dict.fromkeys([*r, *w, *u])}
 
 
