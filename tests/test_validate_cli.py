@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from data_paths import MIXBENCH_MI200, VCOPY_MI200
-from perfmodel.cli.main import cli
 
 CONTRACT = (
     "kernel",
@@ -24,12 +21,8 @@ CONTRACT = (
 PREDICTED = ("predicted_time_us", "bound", "predicted_flops", "predicted_bytes")
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def test_jsonl_contract_per_dispatch():
-    r = run("validate", MIXBENCH_MI200, "--per-dispatch", "--format", "jsonl")
+def test_jsonl_contract_per_dispatch(cli):
+    r = cli("validate", MIXBENCH_MI200, "--per-dispatch", "--format", "jsonl")
     assert r.exit_code == 0, r.output
     rows = [json.loads(x) for x in r.output.splitlines()]
     assert len(rows) == 167
@@ -45,8 +38,8 @@ def test_jsonl_contract_per_dispatch():
     assert "fillBuffer" in fill["kernel"] and "predicted_time_us" not in fill
 
 
-def test_jsonl_contract_per_kernel():
-    r = run("validate", VCOPY_MI200, "--format", "jsonl")
+def test_jsonl_contract_per_kernel(cli):
+    r = cli("validate", VCOPY_MI200, "--format", "jsonl")
     assert r.exit_code == 0, r.output
     (x,) = [json.loads(x) for x in r.output.splitlines()]
     assert all(k in x for k in CONTRACT + PREDICTED)
@@ -54,22 +47,22 @@ def test_jsonl_contract_per_kernel():
     assert x["bytes"]["hbm"] == x["bytes_read"]["hbm"] + x["bytes_write"]["hbm"]
 
 
-def test_table_and_report_md(tmp_path):
-    r = run("validate", VCOPY_MI200)
+def test_table_and_report_md(cli, tmp_path):
+    r = cli("validate", VCOPY_MI200)
     assert r.exit_code == 0 and "vecCopy" in r.output and "memory:hbm" in r.output
     out = tmp_path / "report.md"
-    r = run("validate", MIXBENCH_MI200, "--top", "5", "-o", str(out))
+    r = cli("validate", MIXBENCH_MI200, "--top", "5", "-o", str(out))
     assert r.exit_code == 0, r.output
     text = out.read_text()
     assert text.startswith("**perfmodel validate") and text.count("benchmark_func") == 5
     for fmt in ("json", "csv"):
-        r = run("validate", VCOPY_MI200, "--format", fmt)
+        r = cli("validate", VCOPY_MI200, "--format", fmt)
         assert r.exit_code == 0 and "vecCopy" in r.output
 
 
-def test_roofline_measured_png_and_points_csv(tmp_path):
+def test_roofline_measured_png_and_points_csv(cli, tmp_path):
     png, csv = tmp_path / "r.png", tmp_path / "pts.csv"
-    r = run(
+    r = cli(
         "roofline",
         "--measured",
         MIXBENCH_MI200,
@@ -87,29 +80,30 @@ def test_roofline_measured_png_and_points_csv(tmp_path):
     lines = csv.read_text().splitlines()
     assert lines[0] == "kernel,kind,level,flops,bytes,ai,tflops,time_us"
     assert any(",measured,hbm," in x for x in lines) and any(",predicted,hbm," in x for x in lines)
-    r = run("roofline", "--measured", VCOPY_MI200, "--per-kernel", "-o", str(tmp_path / "k.png"))
+    r = cli("roofline", "--measured", VCOPY_MI200, "--per-kernel", "-o", str(tmp_path / "k.png"))
     assert r.exit_code == 0, r.output
     assert (tmp_path / "k-1.png").is_file()
 
 
-def _bad(args, out: Path):
-    r = CliRunner().invoke(cli, [str(a) for a in args])
+def _bad(cli, args, out: Path):
+    r = cli(*args)
     assert r.exit_code == 2, r.output
     lines = [x for x in r.output.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert not out.exists()
 
 
-def test_bad_input(tmp_path):
+def test_bad_input(cli, tmp_path):
     out = tmp_path / "out.md"
-    _bad(["validate", str(tmp_path / "missing"), "-o", str(out)], out)
+    _bad(cli, ["validate", str(tmp_path / "missing"), "-o", str(out)], out)
     empty = tmp_path / "empty"
     empty.mkdir()
-    _bad(["validate", str(empty), "-o", str(out)], out)
+    _bad(cli, ["validate", str(empty), "-o", str(out)], out)
     man = tmp_path / "m.yaml"
     man.write_text("kernels:\n  - match: vecCopy\n    case: {kernel: stream, op: copy, size: 3}\n")
-    _bad(["validate", VCOPY_MI200, "--cases", str(man), "-o", str(out)], out)
+    _bad(cli, ["validate", VCOPY_MI200, "--cases", str(man), "-o", str(out)], out)
     _bad(
+        cli,
         ["roofline", "--measured", str(tmp_path / "missing"), "-o", str(tmp_path / "r.png")],
         tmp_path / "r.png",
     )

@@ -1,0 +1,27 @@
+"""Shared test fixtures. Data paths are module constants in `data_paths.py` (parametrize needs
+them when a module is collected); fixtures that need no collection-time value live here."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def cli():
+    """Run the perfmodel CLI in-process: ``cli("predict", "gemm", "m=1", ...)`` -> click Result.
+    Arguments may be paths; exceptions are caught so exit codes and messages can be asserted."""
+    from click.testing import CliRunner
+
+    from perfmodel.cli.main import cli as main
+
+    def invoke(*args, **kw):
+        return CliRunner().invoke(main, [str(a) for a in args], **kw)
+
+    return invoke
+
+
+@pytest.fixture(scope="session")
+def mi300x():
+    from perfmodel.arch import load_arch
+
+    return load_arch("mi300x")
