@@ -24,7 +24,16 @@ from perfmodel.arch import Arch
 from perfmodel.counters.measurement import Measurement
 from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction
-from perfmodel.vocab import COMPUTE, LAUNCH, MEMORY, is_compute, split_term
+from perfmodel.vocab import (
+    COMPUTE,
+    LAUNCH,
+    MEMORY,
+    compute_term,
+    flop_key,
+    is_compute,
+    split_flop_key,
+    split_term,
+)
 
 # a byte or FLOP count within this fraction of the model counts as agreeing
 TOLERANCE = 0.05
@@ -48,6 +57,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def _fmt_rate(term: str, r: float) -> str:
     return f"{r / 1e12:.3g} TFLOP/s" if is_compute(term) else f"{r / 1e9:.4g} GB/s"
+
+
+def _pipe(term: str) -> str | None:
+    """The pipe of a compute term (None for memory and launch terms)."""
+    return split_flop_key(split_term(term)[1])[0] if is_compute(term) else None
 
 
 def _what(term: str) -> str:
@@ -144,7 +158,7 @@ def _amount_times(
         body_pred[t] = s
         ma = _measured_amount(m, t, frac, flops_missing)
         pa = pred.amount(t)
-        if t.startswith("compute:valu") and ma is not None and pa and 0.5 <= ma / pa < 1 - TOLERANCE:
+        if _pipe(t) == "valu" and ma is not None and pa and 0.5 <= ma / pa < 1 - TOLERANCE:
             ma = None  # a partly packed kernel: the counters under-count, not the model over-counts
         if ma is not None and t in rates:
             body_amt[t] = ma / rates[t]
@@ -173,7 +187,7 @@ def _explain_time(m: Measurement, pred: Prediction, frac, flops_missing: bool) -
         return (
             f"{head}: {iops:.3g} integer VALU ops are not timed (the spec has no VALU integer rate); "
             "the missing integer compute term explains the difference",
-            "compute:valu:int",
+            compute_term(flop_key("valu", "int")),
         )
     if abs(d_amount) >= abs(d_rate) and abs(d_amount) > 0:
         if d_amount > 0:
