@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-
 from _spec import Spec, cdiv, torch_dtype, ttype
 
 SCALAR = 0.4  # BabelStream's startScalar

@@ -17,6 +17,11 @@ from perfmodel.errors import InputError, did_you_mean
 KERNEL_FILES = (
     "stream.py",
     "gemm.py",
+    "gemm_fp8_blockscale.py",
+    "softmax.py",
+    "norms.py",
+    "flash_attention.py",
+    "decode_attention.py",
 )
 
 
