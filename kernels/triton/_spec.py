@@ -55,7 +55,7 @@ def next_pow2(x: int) -> int:
     return n
 
 
-@dataclass
+@dataclass(eq=False)
 class Spec:
     name: str
     fn: Any
@@ -76,6 +76,10 @@ class Spec:
     # dtype of the CPU interpreter test: Triton 3.9's interpreter computes bf16 tl.dot wrongly
     # (a 16x16x16 bf16 dot is off by ~1e10; fp16 is exact), so dot kernels are checked in fp16
     interp_dtype: str | None = None
+    # values of the integer arguments at launch ((keys, constexprs) -> {arg: value}); like Triton's
+    # launcher, a compile marks the ones divisible by 16 (tt.divisibility), which is what lets it
+    # vectorise loads. Pointer arguments are always marked (PyTorch allocations are 256 B aligned).
+    ints: Callable[[dict, dict], dict] | None = None
 
     def all_constexprs(self, keys: dict, cx: dict | None = None) -> dict:
         out = dict(self.constexprs)

@@ -113,6 +113,7 @@ SPEC = Spec(
     grid=grid,
     trips=lambda k, cx: cdiv(k["seq_kv"], cx["PAGE"]),
     run=run,
+    ints=lambda k, cx: {"heads": k["heads"], "kv_heads": k["kv_heads"], "max_pages": cdiv(k["seq_kv"], cx["PAGE"])},
     num_warps=4,
     small={"batch": 3, "heads": 6, "kv_heads": 2, "seq_kv": 70, "head_dim": 32},
     tol=2e-2,

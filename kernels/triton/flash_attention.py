@@ -125,6 +125,7 @@ def _make(name: str, keys: dict, small: dict, doc: str) -> Spec:
         grid=grid,
         trips=trips,
         run=None,
+        ints=lambda k, cx: {"seq_q": k["seq_q"], "seq_kv": k["seq_kv"], "heads": k["heads"], "kv_heads": k["kv_heads"]},
         num_warps=4,
         num_stages=1,
         small=small,

@@ -107,6 +107,10 @@ SPEC = Spec(
     grid=grid,
     trips=lambda keys, cx: cdiv(keys["k"], cx["BLOCK_K"]),
     run=run,
+    ints=lambda k, cx: {
+        "M": k["m"], "N": k["n"], "K": k["k"], "stride_am": k["k"], "stride_ak": 1, "stride_bk": k["n"],
+        "stride_bn": 1, "stride_cm": k["n"], "stride_cn": 1,
+    },  # fmt: skip
     num_warps=8,
     small={"m": 96, "n": 80, "k": 72, "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16},
     tol=2e-2,

@@ -85,7 +85,7 @@ SPEC = Spec(
     doc="FP8 GEMM with per-(row, 128-K) A scales and per-128x128 B scales, bf16 out",
     keys={"m": 4096, "n": 4096, "k": 4096, "dtype": "fp8"},
     # BLOCK_K is the scale block (128): one A/B scale per K step
-    constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": SCALE_BLOCK, "SCALE_N": SCALE_BLOCK},
+    constexprs={"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": SCALE_BLOCK, "SCALE_N": SCALE_BLOCK},
     signature=signature,
     case=lambda keys: {
         "kernel": "gemm", "m": int(keys["m"]), "n": int(keys["n"]), "k": int(keys["k"]),
@@ -94,6 +94,11 @@ SPEC = Spec(
     grid=grid,
     trips=lambda keys, cx: cdiv(keys["k"], cx["BLOCK_K"]),
     run=run,
+    ints=lambda k, cx: {
+        "M": k["m"], "N": k["n"], "K": k["k"], "stride_am": k["k"], "stride_ak": 1, "stride_bk": k["n"],
+        "stride_bn": 1, "stride_cm": k["n"], "stride_cn": 1, "stride_asm": cdiv(k["k"], SCALE_BLOCK),
+        "stride_ask": 1, "stride_bsk": cdiv(k["n"], cx["SCALE_N"]), "stride_bsn": 1,
+    },  # fmt: skip
     num_warps=8,
     small={"m": 64, "n": 96, "k": 256, "BLOCK_M": 32, "BLOCK_N": 32, "SCALE_N": 32},
     tol=2e-2,

@@ -78,6 +78,7 @@ def _make(kind: str) -> Spec:
         case=lambda keys: {"kernel": kind, "rows": int(keys["rows"]), "cols": int(keys["cols"]), "dtype": keys["dtype"]},
         grid=lambda keys, cx: (int(keys["rows"]),),
         run=run,
+        ints=lambda k, cx: {"cols": k["cols"], "stride": k["cols"]},
         num_warps=8,
         small={"rows": 29, "cols": 700},
         tol=1e-2,

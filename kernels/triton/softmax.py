@@ -47,6 +47,7 @@ SPEC = Spec(
     case=lambda keys: {"kernel": "softmax", "rows": int(keys["rows"]), "cols": int(keys["cols"]), "dtype": keys["dtype"]},
     grid=lambda keys, cx: (int(keys["rows"]),),
     run=run,
+    ints=lambda k, cx: {"cols": k["cols"], "stride_x": k["cols"], "stride_y": k["cols"]},
     num_warps=8,
     small={"rows": 37, "cols": 1000},
     tol=1e-2,

@@ -121,6 +121,7 @@ def _make(op: str, name: str, default_dtype: str) -> Spec:
         case=lambda keys: {"kernel": "stream", "op": op, "n": int(keys["n"]), "dtype": keys["dtype"]},
         grid=grid,
         run=run,
+        ints=lambda keys, cx: {"n": int(keys["n"])},
         small={"n": 5000},
         tol=1e-5,
         dtypes=("fp64", "fp32", "fp16", "bf16"),
