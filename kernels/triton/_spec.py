@@ -31,6 +31,15 @@ TORCH_DTYPE = {
 }
 
 
+_HOOKS: list = []
+
+
+def before_launch() -> None:
+    """Called by every `run` right before its kernel launch (run.py --flush registers a cache flush)."""
+    for h in _HOOKS:
+        h()
+
+
 def ttype(dtype: str, gfx: str | None = None) -> str:
     """Triton element type of a perfmodel dtype for a gfx target."""
     if dtype == "fp8" and gfx in FP8_BY_GFX:
@@ -80,6 +89,9 @@ class Spec:
     # launcher, a compile marks the ones divisible by 16 (tt.divisibility), which is what lets it
     # vectorise loads. Pointer arguments are always marked (PyTorch allocations are 256 B aligned).
     ints: Callable[[dict, dict], dict] | None = None
+    # defaults for RDNA targets (gfx10+, wave32: half the VGPR file per lane of a wave64 tile):
+    # constexprs and num_warps/num_stages that compile without spills there
+    rdna: dict[str, Any] = field(default_factory=dict)
 
     def all_constexprs(self, keys: dict, cx: dict | None = None) -> dict:
         out = dict(self.constexprs)

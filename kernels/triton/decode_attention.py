@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from _spec import Spec, cdiv, next_pow2, torch_dtype, ttype
+from _spec import Spec, before_launch, cdiv, next_pow2, torch_dtype, ttype
 
 
 @triton.jit
@@ -87,6 +87,7 @@ def run(keys, device):
         refs.append(torch.einsum("hn,nhd->hd", torch.softmax(s, -1), v))
     ref = torch.stack(refs).to(dt)
     o = torch.empty_like(q).to(device)
+    before_launch()
     decode_attention_kernel[grid(keys, cx)](
         q.to(device), kc.to(device), vc.to(device), o, perm.to(device), lens.to(device), d**-0.5, h, hk, max_pages,
         **cx, num_warps=SPEC.num_warps,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from _spec import Spec, cdiv, torch_dtype, ttype
+from _spec import Spec, before_launch, cdiv, torch_dtype, ttype
 
 
 @triton.jit
@@ -100,6 +100,7 @@ def _run(spec):
         v = torch.randn(b, hk, sk, d, generator=gen).to(dt).to(device)
         o = torch.empty_like(q)
         cx = spec.all_constexprs(keys)
+        before_launch()
         flash_attention_kernel[grid(keys, cx)](
             q, k, v, o, d**-0.5, sq, sk, h, hk, **cx, num_warps=spec.num_warps, num_stages=spec.num_stages
         )
@@ -127,6 +128,7 @@ def _make(name: str, keys: dict, small: dict, doc: str) -> Spec:
         run=None,
         ints=lambda k, cx: {"seq_q": k["seq_q"], "seq_kv": k["seq_kv"], "heads": k["heads"], "kv_heads": k["kv_heads"]},
         num_warps=4,
+        rdna={"BLOCK_M": 64, "BLOCK_N": 32},
         num_stages=1,
         small=small,
         tol=2e-2,

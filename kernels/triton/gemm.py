@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from _spec import Spec, cdiv, torch_dtype, ttype
+from _spec import Spec, before_launch, cdiv, torch_dtype, ttype
 
 
 @triton.jit
@@ -86,6 +86,7 @@ def run(keys, device):
         b = (torch.randn(k, n, generator=g) * 0.5).to(dt).to(device)
         ref = (a.float() @ b.float()).to(dt)
     c = torch.empty(m, n, dtype=ref.dtype, device=device)
+    before_launch()
     gemm_kernel[grid(keys, cx)](
         a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
         **cx, num_warps=SPEC.num_warps, num_stages=SPEC.num_stages,
@@ -112,6 +113,7 @@ SPEC = Spec(
         "stride_bn": 1, "stride_cm": k["n"], "stride_cn": 1,
     },  # fmt: skip
     num_warps=8,
+    rdna={"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4},
     small={"m": 96, "n": 80, "k": 72, "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16},
     tol=2e-2,
     dtypes=("bf16", "fp16", "fp8"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from _spec import Spec, cdiv, ttype
+from _spec import Spec, before_launch, cdiv, ttype
 
 SCALE_BLOCK = 128
 
@@ -70,6 +70,7 @@ def run(keys, device):
     b_full = b.float() * b_s.repeat_interleave(SCALE_BLOCK, 0)[:k].repeat_interleave(sb_n, 1)[:, :n]
     ref = (a_full @ b_full).to(torch.bfloat16)
     c = torch.empty(m, n, dtype=torch.bfloat16, device=device)
+    before_launch()
     gemm_fp8_blockscale_kernel[grid(keys, cx)](
         a, b, c, a_s, b_s, m, n, k,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
@@ -100,6 +101,7 @@ SPEC = Spec(
         "stride_ask": 1, "stride_bsk": cdiv(k["n"], cx["SCALE_N"]), "stride_bsn": 1,
     },  # fmt: skip
     num_warps=8,
+    rdna={"BLOCK_M": 64, "BLOCK_N": 64, "SCALE_N": 64, "num_warps": 4},
     small={"m": 64, "n": 96, "k": 256, "BLOCK_M": 32, "BLOCK_N": 32, "SCALE_N": 32},
     tol=2e-2,
     dtypes=("fp8",),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from _spec import Spec, next_pow2, torch_dtype, ttype
+from _spec import Spec, before_launch, next_pow2, torch_dtype, ttype
 
 EPS = 1e-5
 
@@ -58,6 +58,7 @@ def _make(kind: str) -> Spec:
         b = torch.randn(cols, generator=g).to(dt).to(device)
         y = torch.empty_like(x)
         cx = spec.all_constexprs(keys)
+        before_launch()
         if kind == "layernorm":
             fn[(rows,)](x, w, b, y, cols, x.stride(0), EPS, **cx, num_warps=spec.num_warps)
             ref = torch.nn.functional.layer_norm(x.float(), (cols,), w.float(), b.float(), EPS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from _spec import Spec, next_pow2, torch_dtype, ttype
+from _spec import Spec, before_launch, next_pow2, torch_dtype, ttype
 
 
 @triton.jit
@@ -29,6 +29,7 @@ def run(keys, device):
     x = (torch.randn(rows, cols, generator=g) * 3).to(dt).to(device)
     y = torch.empty_like(x)
     cx = SPEC.all_constexprs(keys)
+    before_launch()
     softmax_kernel[(rows,)](x, y, cols, x.stride(0), y.stride(0), **cx, num_warps=SPEC.num_warps)
     return y, torch.softmax(x.float(), dim=-1).to(dt)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from _spec import Spec, cdiv, torch_dtype, ttype
+from _spec import Spec, before_launch, cdiv, torch_dtype, ttype
 
 SCALAR = 0.4  # BabelStream's startScalar
 
@@ -99,11 +99,13 @@ def _make(op: str, name: str, default_dtype: str) -> Spec:
         nprog = grid(keys, cx)[0]
         if op == "dot":
             part = torch.empty(nprog, dtype=torch.float64 if keys["dtype"] == "fp64" else torch.float32, device=device)
+            before_launch()
             fn[(nprog,)](x["a"], x["b"], part, n, BLOCK=cx["BLOCK"], num_warps=spec.num_warps)
             out = part.sum().to(dt)
         else:
             args = [x[p] for p in arrays]
             out_t = args[-1] = torch.empty_like(x["a"])
+            before_launch()
             if has_scalar:
                 fn[(nprog,)](*args, SCALAR, n, BLOCK=cx["BLOCK"], num_warps=spec.num_warps)
             else:

@@ -136,15 +136,22 @@ def _convert(old: Any, raw: str, key: str, where: str) -> Any:
     return raw
 
 
-def resolve(spec: Any, words: dict[str, str], dtype: str | None = None) -> tuple[dict, dict, dict]:
+def resolve(spec: Any, words: dict[str, str], dtype: str | None = None, gfx: str | None = None) -> tuple[dict, dict, dict]:
     """(keys, constexprs, launch options) from key=value words; unknown keys are InputErrors.
 
     ``num_warps`` and ``num_stages`` are launch options; tile names (BLOCK_M, ...) constexprs.
+    With an RDNA ``gfx`` (gfx10 and later) the spec's ``rdna`` defaults apply first.
     """
     where = spec.name
     keys = dict(spec.keys)
     cx_over: dict[str, Any] = {}
     opts = {"num_warps": spec.num_warps, "num_stages": spec.num_stages}
+    if gfx and getattr(spec, "rdna", None):
+        from perfmodel.inspect.occupancy import gfx_generation
+
+        if gfx.startswith("gfx") and gfx_generation(gfx) >= 10:
+            for k, v in spec.rdna.items():
+                (opts if k in opts else cx_over)[k] = v
     for k, raw in words.items():
         if k in keys:
             keys[k] = _convert(spec.keys[k], raw, k, where)

@@ -64,7 +64,7 @@ def inspect_included(ref: str, arch_key: str, words: dict[str, str], dtype: str 
     arch = load_arch(arch_key)
     check_target(arch.gfx, arch.key)
     spec = get_spec(ref)
-    keys, cx, opts = resolve(spec, words, dtype)
+    keys, cx, opts = resolve(spec, words, dtype, gfx=arch.gfx)
     comp = compile_spec(spec, keys, cx, opts, arch.gfx)
     meta = next((m for m in kernel_metadata(comp.asm, spec.name) if m.get(".name") == comp.name), None)
     if meta is None:
