@@ -117,3 +117,22 @@ def inspect_command(ref, params, arch, dtype, from_kernel, fmt, output) -> None:
     else:
         text = _table(report, fmt, f"{report['kernel']['name']} on {arch} ({report['kernel']['gfx']})")
     emit(text, output)
+
+
+@kernel_group.command("occupancy")
+@click.argument("trace", type=click.Path())
+@click.option("--arch", default="mi300x", show_default=True, help="Arch key or archspec path of the profiled GPU.")
+@format_option
+@output_option
+def occupancy_command(trace, arch, fmt, output) -> None:
+    """Occupancy per kernel from a rocprofv3 kernel trace's VGPR/AGPR/SGPR/LDS columns.
+
+    TRACE is a *_kernel_trace.csv or a folder holding some (e.g. the out/ of `perfmodel profile`).
+    """
+    from perfmodel.arch import load_arch
+    from perfmodel.inspect.trace_occupancy import kernel_occupancy
+    from perfmodel.output import render
+
+    a = load_arch(arch)
+    rows = kernel_occupancy(trace, a)
+    emit(render(rows, fmt, title=None if fmt == "csv" else f"occupancy on {a.key} ({a.gfx})"), output)

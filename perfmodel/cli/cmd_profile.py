@@ -20,7 +20,11 @@ def _included_cases(names: list[str], params: dict[str, str], dtype: str | None)
         changed = {k: v for k, v in keys.items() if s.keys.get(k) != v}
         items.append(s.name + (":" + ",".join(f"{k}={v}" for k, v in changed.items()) if changed else ""))
         symbols.append(re.escape(s.fn.__name__))
-    cmd = ["python", str(kernels_dir() / "run.py"), *items]
+    import os
+
+    runner = kernels_dir() / "run.py"
+    rel = os.path.relpath(runner)
+    cmd = ["python", rel if not rel.startswith("..") else str(runner), *items]
     return kernels, cmd, "|".join(dict.fromkeys(symbols))
 
 

@@ -107,8 +107,9 @@ def occupancy(
     else:
         regs = vgprs
     vgpr_alloc = int(_align(max(regs, 1), gran))
-    w_vgpr = min(max_w, math.floor(per_lane / vgpr_alloc))
-    w_sgpr = min(max_w, sgpr_waves(gfx, sgprs)) if sgprs else max_w
+    # uncapped: the wave-slot limit below caps them, so a resource is named only when it binds
+    w_vgpr = math.floor(per_lane / vgpr_alloc)
+    w_sgpr = sgpr_waves(gfx, sgprs) if sgprs else math.inf
     waves_per_wg = max(1, math.ceil(workgroup_size / wave))
     lds_cu = int(arch.capacity("lds") / arch.cus)
     lds_gran = float(occ["lds_granule"].value) if "lds_granule" in occ else 0.0
@@ -122,7 +123,7 @@ def occupancy(
     barriers = rules()["max_barrier_workgroups"]["gfx9" if gen == 9 else "gfx10plus"]["value"]
     caps = {
         "vgpr": math.floor(w_vgpr * simds / waves_per_wg),
-        "sgpr": math.floor(w_sgpr * simds / waves_per_wg),
+        "sgpr": math.floor(w_sgpr * simds / waves_per_wg) if w_sgpr != math.inf else math.inf,
         "lds": math.floor(lds_cu / lds_alloc) if lds_alloc else math.inf,
         "wave_slots": math.floor(max_w * simds / waves_per_wg),
         "barriers": barriers if waves_per_wg > 1 else math.inf,
