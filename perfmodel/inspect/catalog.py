@@ -33,11 +33,13 @@ def kernels_dir() -> Path:
 
 def require_triton() -> None:
     """InputError (not a traceback) when the optional extra is not installed."""
-    if importlib.util.find_spec("triton") is None:
+    try:
+        import triton  # noqa: F401
+    except ImportError:
         raise InputError(
             "this command needs Triton: pip install -e '.[triton]' (a pinned CPU-only wheel; no GPU needed)",
             key="triton",
-        )
+        ) from None
 
 
 def load_file(path: str | Path) -> Any:
