@@ -188,7 +188,7 @@ def kernel_body(asm: str, name: str | None = None) -> list[str]:
     return lines[start:end]
 
 
-_BLOCK = re.compile(r"^(?:([.\w$]+):|;\s*%bb\.\d+:)")
+_BLOCK = re.compile(r"^(?:(\.LBB[\w$]+):|;\s*%bb\.\d+:)")  # basic blocks; other labels (.Ltmp) are not
 _DEPTH = re.compile(r"Loop(?: Header)?:.*Depth=(\d+)")
 
 

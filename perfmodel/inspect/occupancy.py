@@ -19,7 +19,8 @@ from pathlib import Path
 
 from perfmodel.errors import InputError
 
-LIMITERS = ("vgpr", "sgpr", "lds", "wave_slots", "barriers")
+# ties go to the first: a resource is named only when it holds occupancy below the wave slots
+LIMITERS = ("wave_slots", "vgpr", "sgpr", "lds", "barriers")
 
 
 @cache

@@ -120,18 +120,22 @@ def inspect_included(ref: str, arch_key: str, words: dict[str, str], dtype: str 
         "s_waitcnt": counts.get("s_waitcnt", 0),
     }
     case = spec.case(keys)
-    model = model_view(case, arch)
-    mism = mismatches(kernel, occ, static, model, arch)
+    try:
+        model = model_view(case, arch)
+    except InputError as e:  # e.g. no fp8 rate on RDNA3: the kernel compiles (emulated), the model has no rate
+        model = None
+        model_error = str(e)
+    mism = mismatches(kernel, occ, static, model, arch) if model else [f"model: no prediction ({model_error})"]
     out: dict[str, Any] = {
         "kernel": kernel,
         "resources": res,
         "occupancy": occ.to_dict(),
         "instructions": instructions,
         "static_per_workgroup": static,
-        "model": _model_part(model, case),
+        "model": _model_part(model, case) if model else {"error": model_error, "case": case},
         "mismatches": mism,
     }
-    if from_kernel:
+    if from_kernel and model:
         fk = model_view(case, arch, {"grid": n_wg, "workgroup_size": wg_size, "vgprs": occ.vgpr_alloc,
                                      "lds_bytes": occ.lds_alloc})  # fmt: skip
         out["from_kernel"] = _model_part(fk, case)
