@@ -116,7 +116,9 @@ class Plan:
             "quantities": self.quantities,
             "unmeasurable": self.unmeasurable,
             "block_limits": self.limits,
-            "passes": [{"counters": p, "per_block": u} for p, u in zip(self.passes, self.pass_usage(), strict=True)],
+            "passes": [
+                {"counters": p, "per_block": u} for p, u in zip(self.passes, self.pass_usage(), strict=True)
+            ],
             "command": self.command,
             "rocprofv3": rocprof_argv("input.yaml", self.command),
             "validate": ["perfmodel", "validate", out_dir, "--arch", self.arch],
@@ -151,7 +153,9 @@ def pack(groups: list[tuple[str, list[str]]], limits: dict[str, int]) -> list[li
             continue
         for c in cs:
             if block_of(c) not in limits:
-                raise InputError(f"counter {c} is in block {block_of(c)}, which has no limit listed", key="counter")
+                raise InputError(
+                    f"counter {c} is in block {block_of(c)}, which has no limit listed", key="counter"
+                )
         chunks = [cs] if fits({}, cs) else [[c] for c in cs]
         for chunk in chunks:
             i = next((j for j, u in enumerate(usage) if fits(u, chunk)), None)
@@ -172,17 +176,25 @@ def plan(kernels: list[dict], arch_key: str, command: list[str], cold: bool, inc
 
     arch = load_arch(arch_key)
     if not arch.gfx.startswith("gfx"):
-        raise InputError(f"{arch.key} is not an AMD GPU ({arch.gfx}); rocprofv3 profiles AMD GPUs", key="arch")
+        raise InputError(
+            f"{arch.key} is not an AMD GPU ({arch.gfx}); rocprofv3 profiles AMD GPUs", key="arch"
+        )
     limits = block_limits(arch.gfx)
     fs = load(arch.gfx)
     needed: dict[str, list[str]] = {}
     for k in kernels:
         case = dict(k["case"])
         rows = predict(case.pop("kernel"), arch.path, **case)
-        k["predicted"] = {"time_us": rows[0]["time_us"], "bound": rows[0]["bound"], "terms": list(rows[0]["terms_us"])}
+        k["predicted"] = {
+            "time_us": rows[0]["time_us"],
+            "bound": rows[0]["bound"],
+            "terms": list(rows[0]["terms_us"]),
+        }
         for q in quantities_for_terms([t for t in rows[0]["terms_us"] if t != "launch"]):
             needed.setdefault(q, []).append(k["name"])
-    quantities = {q: sorted(fs.quantities[q].counters - set(fs.constants)) for q in needed if q in fs.quantities}
+    quantities = {
+        q: sorted(fs.quantities[q].counters - set(fs.constants)) for q in needed if q in fs.quantities
+    }
     unmeasurable = {q: ks for q, ks in needed.items() if q not in fs.quantities}
     passes = pack(list(quantities.items()), limits)
     notes = []
@@ -191,8 +203,22 @@ def plan(kernels: list[dict], arch_key: str, command: list[str], cold: bool, inc
             f"no {arch.gfx} counter formula for {', '.join(unmeasurable)}: those terms stay unvalidated"
         )
     if cold:
-        notes.append("cold runs: the runner writes a buffer larger than L2 + MALL before each launch (--flush)")
-    return Plan(arch.key, arch.gfx, kernels, quantities, unmeasurable, passes, limits, command, cold, include_regex, notes)
+        notes.append(
+            "cold runs: the runner writes a buffer larger than L2 + MALL before each launch (--flush)"
+        )
+    return Plan(
+        arch.key,
+        arch.gfx,
+        kernels,
+        quantities,
+        unmeasurable,
+        passes,
+        limits,
+        command,
+        cold,
+        include_regex,
+        notes,
+    )
 
 
 def write_plan(p: Plan, out: str | Path) -> list[Path]:

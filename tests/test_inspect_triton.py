@@ -16,7 +16,13 @@ pytest.importorskip("triton")
 
 from perfmodel.cli.main import cli  # noqa: E402
 
-TARGETS = {"gfx942": "mi300x", "gfx90a": "mi250x", "gfx950": "mi355x", "gfx1100": "rx7900xtx", "gfx1201": "rx9070xt"}
+TARGETS = {
+    "gfx942": "mi300x",
+    "gfx90a": "mi250x",
+    "gfx950": "mi355x",
+    "gfx1100": "rx7900xtx",
+    "gfx1201": "rx9070xt",
+}
 MATRIX = ("gemm", "flash_attention", "flash_attention_gqa")
 
 
@@ -106,7 +112,9 @@ def test_from_kernel_uses_the_compiled_occupancy():
 def test_tile_override_and_mismatch_called_out():
     from perfmodel.inspect.report import inspect_included
 
-    rep = inspect_included("gemm", "mi300x", {"BLOCK_M": "64", "BLOCK_N": "64", "BLOCK_K": "32", "num_warps": "4"})
+    rep = inspect_included(
+        "gemm", "mi300x", {"BLOCK_M": "64", "BLOCK_N": "64", "BLOCK_K": "32", "num_warps": "4"}
+    )
     assert rep["kernel"]["tile"] == "64x64x32" and rep["kernel"]["workgroup_size"] == 256
     assert any(m.startswith("tile:") for m in rep["mismatches"])
 
@@ -150,7 +158,11 @@ def test_bad_input_is_one_line_exit_2(args, match, tmp_path):
 
 def test_inspect_writes_output_atomically(tmp_path):
     out = tmp_path / "r.json"
-    r = CliRunner().invoke(cli, ["kernel", "inspect", "softmax", "--arch", "mi300x", "--format", "json", "-O", str(out)])
+    r = CliRunner().invoke(
+        cli, ["kernel", "inspect", "softmax", "--arch", "mi300x", "--format", "json", "-O", str(out)]
+    )
     assert r.exit_code == 0 and json.loads(out.read_text())["kernel"]["name"] == "softmax"
-    r = CliRunner().invoke(cli, ["kernel", "inspect", "softmax", "bad=1", "--format", "json", "-O", str(tmp_path / "x.json")])
+    r = CliRunner().invoke(
+        cli, ["kernel", "inspect", "softmax", "bad=1", "--format", "json", "-O", str(tmp_path / "x.json")]
+    )
     assert r.exit_code == 2 and not (tmp_path / "x.json").exists()

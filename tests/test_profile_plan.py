@@ -74,7 +74,10 @@ def test_user_command_plan_covers_every_needed_formula(tmp_path):
             assert fs.quantities[q].counters - set(fs.constants) <= collected, q
     assert {"flops:mfma:bf16", "flops:mfma:fp8", "read:hbm", "write:hbm", "flops:sfu:fp32"} <= needed
     plan_json = json.loads((out / "plan.json").read_text())
-    assert plan_json["rocprofv3"][:3] == ["rocprofv3", "-i", "input.yaml"] and plan_json["command"] == ["./app", "--run"]
+    assert plan_json["rocprofv3"][:3] == ["rocprofv3", "-i", "input.yaml"] and plan_json["command"] == [
+        "./app",
+        "--run",
+    ]
     assert "read:mall" in plan_json["unmeasurable"]
     assert (out / "run.sh").read_text().startswith("#!/bin/sh")
 
@@ -101,7 +104,10 @@ def test_included_kernels_plan(tmp_path):
     ("args", "match"),
     [
         (["--arch", "h100", "--cmd", "x", "--case", "gemm m=1 n=1 k=1"], "not an AMD GPU"),
-        (["--arch", "rx7900xtx", "--cmd", "x", "--case", "gemm m=1 n=1 k=1"], "no per-block counter limits for gfx1100"),
+        (
+            ["--arch", "rx7900xtx", "--cmd", "x", "--case", "gemm m=1 n=1 k=1"],
+            "no per-block counter limits for gfx1100",
+        ),
         (["--arch", "mi300x", "--cmd", "x"], "--cmd needs at least one --case"),
         (["--arch", "mi300x", "--cmd", "x", "--case", "gemm m=1 n=1 kk=1"], "kk"),
     ],
@@ -119,7 +125,9 @@ def test_without_gpu_needs_dry_run(tmp_path, monkeypatch):
 
     monkeypatch.setattr(shutil, "which", lambda name: None)
     out = tmp_path / "plan"
-    r = CliRunner().invoke(cli, ["profile", "--arch", "mi300x", "-o", str(out), "--cmd", "x", "--case", "gemm m=8 n=8 k=8"])
+    r = CliRunner().invoke(
+        cli, ["profile", "--arch", "mi300x", "-o", str(out), "--cmd", "x", "--case", "gemm m=8 n=8 k=8"]
+    )
     assert r.exit_code == 2 and "--dry-run" in r.output and not out.exists()
 
 
@@ -131,7 +139,10 @@ def test_plan_passes_join_in_the_reader(tmp_path):
     for i, (name, value) in enumerate((("SQ_WAVES", 64), ("GRBM_GUI_ACTIVE", 1000)), 1):
         d = tmp_path / "out" / f"pass_{i}"
         d.mkdir(parents=True)
-        rows = [f"{k},{k},1,1,7,7,65536,3,gemm_kernel,256,0,0,128,0,38,{name},{value},{100 * k},{100 * k + 50}" for k in (1, 2)]
+        rows = [
+            f"{k},{k},1,1,7,7,65536,3,gemm_kernel,256,0,0,128,0,38,{name},{value},{100 * k},{100 * k + 50}"
+            for k in (1, 2)
+        ]
         (d / "7_counter_collection.csv").write_text(head + "\n" + "\n".join(rows) + "\n")
     wl = rocprof_v3.read(tmp_path / "out")
     assert len(wl.dispatches) == 2

@@ -35,7 +35,12 @@ def _probe(args, tmp_path, mode="open"):
 
 
 def test_help_and_predict_do_not_import_triton(tmp_path):
-    for args in (["--help"], ["kernel", "--help"], ["profile", "--help"], ["predict", "gemm", "m=64", "n=64", "k=64"]):
+    for args in (
+        ["--help"],
+        ["kernel", "--help"],
+        ["profile", "--help"],
+        ["predict", "gemm", "m=64", "n=64", "k=64"],
+    ):
         res, _, _ = _probe(args, tmp_path)
         assert res["code"] in (0, None) and res["heavy"] == [], (args, res)
 

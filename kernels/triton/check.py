@@ -50,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         tol = spec.tol * (1 + ref.float().abs())
         ok = bool(torch.isfinite(out.float()).all() and (err <= tol).all() and out.shape == ref.shape)
         bad += not ok
-        rec = {"name": spec.name, "dtype": keys.get("dtype"), "shape": {k: v for k, v in keys.items() if k != "dtype"}}
+        rec = {
+            "name": spec.name,
+            "dtype": keys.get("dtype"),
+            "shape": {k: v for k, v in keys.items() if k != "dtype"},
+        }
         rec.update(max_abs_err=float(err.max()), tol=spec.tol, ok=ok)
         print(json.dumps(rec), flush=True)
     return 1 if bad else 0

@@ -25,7 +25,9 @@ def decode_attention_kernel(
     rd = tl.arange(0, HEAD_DIM)
     rp = tl.arange(0, PAGE)
     h = hk * GROUP + rg
-    q = tl.load(q_ptr + (b * heads + h)[:, None] * HEAD_DIM + rd[None, :], mask=rg[:, None] < GROUP, other=0.0)
+    q = tl.load(
+        q_ptr + (b * heads + h)[:, None] * HEAD_DIM + rd[None, :], mask=rg[:, None] < GROUP, other=0.0
+    )
     q = q.to(tl.float32) * (sm_scale * 1.4426950408889634)
     seq_len = tl.load(lens_ptr + b)
     m_i = tl.full((GROUP_PAD,), -float("inf"), dtype=tl.float32)
@@ -108,13 +110,23 @@ SPEC = Spec(
     },
     signature=signature,
     case=lambda k: {
-        "kernel": "attention", "batch": int(k["batch"]), "heads": int(k["heads"]), "kv_heads": int(k["kv_heads"]),
-        "seq_q": 1, "seq_kv": int(k["seq_kv"]), "head_dim": int(k["head_dim"]), "dtype": k["dtype"],
+        "kernel": "attention",
+        "batch": int(k["batch"]),
+        "heads": int(k["heads"]),
+        "kv_heads": int(k["kv_heads"]),
+        "seq_q": 1,
+        "seq_kv": int(k["seq_kv"]),
+        "head_dim": int(k["head_dim"]),
+        "dtype": k["dtype"],
     },  # fmt: skip
     grid=grid,
     trips=lambda k, cx: cdiv(k["seq_kv"], cx["PAGE"]),
     run=run,
-    ints=lambda k, cx: {"heads": k["heads"], "kv_heads": k["kv_heads"], "max_pages": cdiv(k["seq_kv"], cx["PAGE"])},
+    ints=lambda k, cx: {
+        "heads": k["heads"],
+        "kv_heads": k["kv_heads"],
+        "max_pages": cdiv(k["seq_kv"], cx["PAGE"]),
+    },
     num_warps=4,
     small={"batch": 3, "heads": 6, "kv_heads": 2, "seq_kv": 70, "head_dim": 32},
     tol=2e-2,

@@ -56,7 +56,11 @@ def flash_attention_kernel(
         m_i = m_new
     acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]
     o_base = o_ptr + (b * heads + h).to(tl.int64) * seq_q * HEAD_DIM
-    tl.store(o_base + rm[:, None] * HEAD_DIM + rd[None, :], acc.to(o_ptr.dtype.element_ty), mask=rm[:, None] < seq_q)
+    tl.store(
+        o_base + rm[:, None] * HEAD_DIM + rd[None, :],
+        acc.to(o_ptr.dtype.element_ty),
+        mask=rm[:, None] < seq_q,
+    )
 
 
 def signature(keys, gfx):
@@ -93,7 +97,12 @@ def _run(spec):
         import torch
 
         b, h, hk = int(keys["batch"]), int(keys["heads"]), int(keys["kv_heads"])
-        sq, sk, d, dt = int(keys["seq_q"]), int(keys["seq_kv"]), int(keys["head_dim"]), torch_dtype(keys["dtype"])
+        sq, sk, d, dt = (
+            int(keys["seq_q"]),
+            int(keys["seq_kv"]),
+            int(keys["head_dim"]),
+            torch_dtype(keys["dtype"]),
+        )
         gen = torch.Generator().manual_seed(0)
         q = torch.randn(b, h, sq, d, generator=gen).to(dt).to(device)
         k = torch.randn(b, hk, sk, d, generator=gen).to(dt).to(device)
@@ -119,14 +128,25 @@ def _make(name: str, keys: dict, small: dict, doc: str) -> Spec:
         derived=lambda k: {"HEAD_DIM": int(k["head_dim"]), "CAUSAL": bool(k["causal"])},
         signature=signature,
         case=lambda k: {
-            "kernel": "attention", "batch": int(k["batch"]), "heads": int(k["heads"]),
-            "kv_heads": int(k["kv_heads"]), "seq_q": int(k["seq_q"]), "seq_kv": int(k["seq_kv"]),
-            "head_dim": int(k["head_dim"]), "causal": bool(k["causal"]), "dtype": k["dtype"],
+            "kernel": "attention",
+            "batch": int(k["batch"]),
+            "heads": int(k["heads"]),
+            "kv_heads": int(k["kv_heads"]),
+            "seq_q": int(k["seq_q"]),
+            "seq_kv": int(k["seq_kv"]),
+            "head_dim": int(k["head_dim"]),
+            "causal": bool(k["causal"]),
+            "dtype": k["dtype"],
         },  # fmt: skip
         grid=grid,
         trips=trips,
         run=None,
-        ints=lambda k, cx: {"seq_q": k["seq_q"], "seq_kv": k["seq_kv"], "heads": k["heads"], "kv_heads": k["kv_heads"]},
+        ints=lambda k, cx: {
+            "seq_q": k["seq_q"],
+            "seq_kv": k["seq_kv"],
+            "heads": k["heads"],
+            "kv_heads": k["kv_heads"],
+        },
         num_warps=4,
         rdna={"BLOCK_M": 64, "BLOCK_N": 32},
         num_stages=1,
@@ -142,16 +162,50 @@ def _make(name: str, keys: dict, small: dict, doc: str) -> Spec:
 KERNELS = [
     _make(
         "flash_attention",
-        {"batch": 1, "heads": 32, "kv_heads": 32, "seq_q": 4096, "seq_kv": 4096, "head_dim": 128,
-         "causal": True, "dtype": "bf16"},  # fmt: skip
-        {"batch": 2, "heads": 2, "kv_heads": 2, "seq_q": 100, "seq_kv": 100, "head_dim": 32, "BLOCK_M": 32, "BLOCK_N": 16},
+        {
+            "batch": 1,
+            "heads": 32,
+            "kv_heads": 32,
+            "seq_q": 4096,
+            "seq_kv": 4096,
+            "head_dim": 128,
+            "causal": True,
+            "dtype": "bf16",
+        },  # fmt: skip
+        {
+            "batch": 2,
+            "heads": 2,
+            "kv_heads": 2,
+            "seq_q": 100,
+            "seq_kv": 100,
+            "head_dim": 32,
+            "BLOCK_M": 32,
+            "BLOCK_N": 16,
+        },
         "flash attention forward, causal, MHA",
     ),
     _make(
         "flash_attention_gqa",
-        {"batch": 1, "heads": 32, "kv_heads": 8, "seq_q": 4096, "seq_kv": 4096, "head_dim": 128,
-         "causal": True, "dtype": "bf16"},  # fmt: skip
-        {"batch": 1, "heads": 4, "kv_heads": 2, "seq_q": 48, "seq_kv": 80, "head_dim": 32, "BLOCK_M": 16, "BLOCK_N": 16},
+        {
+            "batch": 1,
+            "heads": 32,
+            "kv_heads": 8,
+            "seq_q": 4096,
+            "seq_kv": 4096,
+            "head_dim": 128,
+            "causal": True,
+            "dtype": "bf16",
+        },  # fmt: skip
+        {
+            "batch": 1,
+            "heads": 4,
+            "kv_heads": 2,
+            "seq_q": 48,
+            "seq_kv": 80,
+            "head_dim": 32,
+            "BLOCK_M": 16,
+            "BLOCK_N": 16,
+        },
         "flash attention forward, causal, grouped-query (Llama-3 8B: 32 query / 8 KV heads)",
     ),
 ]

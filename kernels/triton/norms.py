@@ -76,7 +76,12 @@ def _make(kind: str) -> Spec:
         constexprs={},
         derived=lambda keys: {"BLOCK": next_pow2(keys["cols"])},
         signature=signature,
-        case=lambda keys: {"kernel": kind, "rows": int(keys["rows"]), "cols": int(keys["cols"]), "dtype": keys["dtype"]},
+        case=lambda keys: {
+            "kernel": kind,
+            "rows": int(keys["rows"]),
+            "cols": int(keys["cols"]),
+            "dtype": keys["dtype"],
+        },
         grid=lambda keys, cx: (int(keys["rows"]),),
         run=run,
         ints=lambda k, cx: {"cols": k["cols"], "stride": k["cols"]},

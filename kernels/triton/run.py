@@ -20,7 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--device", default="cuda", help="torch device (ROCm PyTorch calls the GPU cuda)")
     ap.add_argument("--flush", action="store_true", help="flush caches before each launch")
-    ap.add_argument("--flush-mib", type=int, default=1024, help="flush buffer size (> L2 + MALL; MI300X: 256 MiB MALL)")
+    ap.add_argument(
+        "--flush-mib", type=int, default=1024, help="flush buffer size (> L2 + MALL; MI300X: 256 MiB MALL)"
+    )
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import _spec

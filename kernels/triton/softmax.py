@@ -42,10 +42,18 @@ SPEC = Spec(
     constexprs={},
     derived=lambda keys: {"BLOCK": next_pow2(keys["cols"])},
     signature=lambda keys, gfx: {
-        "x_ptr": "*" + ttype(keys["dtype"], gfx), "y_ptr": "*" + ttype(keys["dtype"], gfx),
-        "cols": "i32", "stride_x": "i32", "stride_y": "i32",
+        "x_ptr": "*" + ttype(keys["dtype"], gfx),
+        "y_ptr": "*" + ttype(keys["dtype"], gfx),
+        "cols": "i32",
+        "stride_x": "i32",
+        "stride_y": "i32",
     },  # fmt: skip
-    case=lambda keys: {"kernel": "softmax", "rows": int(keys["rows"]), "cols": int(keys["cols"]), "dtype": keys["dtype"]},
+    case=lambda keys: {
+        "kernel": "softmax",
+        "rows": int(keys["rows"]),
+        "cols": int(keys["cols"]),
+        "dtype": keys["dtype"],
+    },
     grid=lambda keys, cx: (int(keys["rows"]),),
     run=run,
     ints=lambda k, cx: {"cols": k["cols"], "stride_x": k["cols"], "stride_y": k["cols"]},

@@ -98,7 +98,9 @@ def _make(op: str, name: str, default_dtype: str) -> Spec:
         cx = spec.all_constexprs(keys)
         nprog = grid(keys, cx)[0]
         if op == "dot":
-            part = torch.empty(nprog, dtype=torch.float64 if keys["dtype"] == "fp64" else torch.float32, device=device)
+            part = torch.empty(
+                nprog, dtype=torch.float64 if keys["dtype"] == "fp64" else torch.float32, device=device
+            )
             before_launch()
             fn[(nprog,)](x["a"], x["b"], part, n, BLOCK=cx["BLOCK"], num_warps=spec.num_warps)
             out = part.sum().to(dt)

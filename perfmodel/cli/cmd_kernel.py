@@ -60,9 +60,18 @@ def list_command(fmt, output) -> None:
 @kernel_group.command("inspect")
 @click.argument("ref")
 @click.argument("params", nargs=-1)
-@click.option("--arch", default="mi300x", show_default=True, help="Arch key or archspec path (its gfx target is compiled for).")
+@click.option(
+    "--arch",
+    default="mi300x",
+    show_default=True,
+    help="Arch key or archspec path (its gfx target is compiled for).",
+)
 @click.option("--dtype", default=None, help="Data type of the kernel's inputs (bf16 fp16 fp8 fp32 ...).")
-@click.option("--from-kernel", is_flag=True, help="Also predict with the compiled kernel's grid, workgroup size, registers and LDS in place of the model's.")
+@click.option(
+    "--from-kernel",
+    is_flag=True,
+    help="Also predict with the compiled kernel's grid, workgroup size, registers and LDS in place of the model's.",
+)
 @format_option
 @output_option
 def inspect_command(ref, params, arch, dtype, from_kernel, fmt, output) -> None:
@@ -88,7 +97,9 @@ def inspect_command(ref, params, arch, dtype, from_kernel, fmt, output) -> None:
         if dtype or from_kernel:
             from perfmodel.errors import InputError
 
-            raise InputError("--dtype and --from-kernel apply to Triton kernels, not to a code object", where=ref)
+            raise InputError(
+                "--dtype and --from-kernel apply to Triton kernels, not to a code object", where=ref
+            )
         report = inspect_code_object(ref, arch, words)
         if fmt in ("json", "jsonl"):
             from perfmodel.output import render
@@ -121,7 +132,9 @@ def inspect_command(ref, params, arch, dtype, from_kernel, fmt, output) -> None:
 
 @kernel_group.command("occupancy")
 @click.argument("trace", type=click.Path())
-@click.option("--arch", default="mi300x", show_default=True, help="Arch key or archspec path of the profiled GPU.")
+@click.option(
+    "--arch", default="mi300x", show_default=True, help="Arch key or archspec path of the profiled GPU."
+)
 @format_option
 @output_option
 def occupancy_command(trace, arch, fmt, output) -> None:

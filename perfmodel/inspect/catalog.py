@@ -67,7 +67,9 @@ def load_file(path: str | Path) -> Any:
         raise
     except Exception as e:  # a user's file that does not import
         sys.modules.pop(name, None)
-        raise InputError(f"cannot import the kernel file ({type(e).__name__}: {e})", where=str(path)) from None
+        raise InputError(
+            f"cannot import the kernel file ({type(e).__name__}: {e})", where=str(path)
+        ) from None
     return mod
 
 
@@ -138,7 +140,9 @@ def _convert(old: Any, raw: str, key: str, where: str) -> Any:
     return raw
 
 
-def resolve(spec: Any, words: dict[str, str], dtype: str | None = None, gfx: str | None = None) -> tuple[dict, dict, dict]:
+def resolve(
+    spec: Any, words: dict[str, str], dtype: str | None = None, gfx: str | None = None
+) -> tuple[dict, dict, dict]:
     """(keys, constexprs, launch options) from key=value words; unknown keys are InputErrors.
 
     ``num_warps`` and ``num_stages`` are launch options; tile names (BLOCK_M, ...) constexprs.
@@ -164,10 +168,16 @@ def resolve(spec: Any, words: dict[str, str], dtype: str | None = None, gfx: str
         else:
             choices = [*keys, *spec.constexprs, *opts]
             raise InputError(
-                f"unknown key; expected one of {', '.join(choices)}" + did_you_mean(k, choices), where=where, key=k
+                f"unknown key; expected one of {', '.join(choices)}" + did_you_mean(k, choices),
+                where=where,
+                key=k,
             )
     if dtype:
         keys["dtype"] = dtype
     if "dtype" in keys and keys["dtype"] not in spec.dtypes:
-        raise InputError(f"dtype {keys['dtype']!r} not supported; expected one of {', '.join(spec.dtypes)}", where=where, key="dtype")
+        raise InputError(
+            f"dtype {keys['dtype']!r} not supported; expected one of {', '.join(spec.dtypes)}",
+            where=where,
+            key="dtype",
+        )
     return keys, spec.all_constexprs(keys, cx_over), opts

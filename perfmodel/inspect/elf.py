@@ -105,14 +105,14 @@ def notes(data: bytes, where: str = "code object") -> list[tuple[str, int, bytes
     (e_machine,) = struct.unpack_from("<H", data, 18)
     if e_machine != EM_AMDGPU:
         raise InputError(f"ELF machine {e_machine} is not AMDGPU ({EM_AMDGPU})", where=where)
-    e_shoff, = struct.unpack_from("<Q", data, 0x28)
+    (e_shoff,) = struct.unpack_from("<Q", data, 0x28)
     e_shentsize, e_shnum = struct.unpack_from("<HH", data, 0x3A)
     out = []
     for s in range(e_shnum):
         off = e_shoff + s * e_shentsize
         if off + 64 > len(data):
             raise InputError("truncated section header table", where=where)
-        sh_type, = struct.unpack_from("<I", data, off + 4)
+        (sh_type,) = struct.unpack_from("<I", data, off + 4)
         if sh_type != SHT_NOTE:
             continue
         sh_offset, sh_size = struct.unpack_from("<QQ", data, off + 0x18)

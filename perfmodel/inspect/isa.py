@@ -96,7 +96,7 @@ def classify(mn: str) -> str:
         return "global_store"
     if mn.startswith(("global_atomic", "buffer_atomic", "flat_atomic")):
         return "global_atomic"
-    if mn.startswith(("scratch_", "buffer_") ):
+    if mn.startswith(("scratch_", "buffer_")):
         return "scratch"
     if mn.startswith(("ds_read", "ds_load")):
         return "lds_read"

@@ -26,7 +26,10 @@ def model_view(case: dict, arch, launch_override: dict | None = None) -> dict:
     c = normalize(dict(case), 0, arch.path, case.get("dtype"))
     import numpy as np
 
-    params = {k: (np.array([float(v)]) if k in c.model.numeric and v is not None else v) for k, v in c.params.items()}
+    params = {
+        k: (np.array([float(v)]) if k in c.model.numeric and v is not None else v)
+        for k, v in c.params.items()
+    }
     work = run_model(c.model, params, arch, c.dtype, where=c.where)
     L = work.launch or Launch()
     if launch_override:
@@ -122,10 +125,14 @@ def inspect_included(ref: str, arch_key: str, words: dict[str, str], dtype: str 
     case = spec.case(keys)
     try:
         model = model_view(case, arch)
-    except InputError as e:  # e.g. no fp8 rate on RDNA3: the kernel compiles (emulated), the model has no rate
+    except (
+        InputError
+    ) as e:  # e.g. no fp8 rate on RDNA3: the kernel compiles (emulated), the model has no rate
         model = None
         model_error = str(e)
-    mism = mismatches(kernel, occ, static, model, arch) if model else [f"model: no prediction ({model_error})"]
+    mism = (
+        mismatches(kernel, occ, static, model, arch) if model else [f"model: no prediction ({model_error})"]
+    )
     out: dict[str, Any] = {
         "kernel": kernel,
         "resources": res,
@@ -155,7 +162,9 @@ def mismatches(kernel: dict, occ, static: dict, model: dict, arch) -> list[str]:
     if kernel["tile"] and model.get("tile") and model["tile"] != kernel["tile"]:
         out.append(f"tile: the kernel computes {kernel['tile']}, the model assumed {model['tile']}")
     if model.get("grid") and model["grid"] != kernel["workgroups"]:
-        out.append(f"grid: the kernel launches {kernel['workgroups']} workgroups, the model assumed {model['grid']}")
+        out.append(
+            f"grid: the kernel launches {kernel['workgroups']} workgroups, the model assumed {model['grid']}"
+        )
     mw = model["assumed"]["waves_per_simd"]
     if abs(mw - occ.waves_per_simd) > 0.5:
         out.append(
@@ -166,7 +175,9 @@ def mismatches(kernel: dict, occ, static: dict, model: dict, arch) -> list[str]:
     if mf and model.get("flops"):
         r = mf / model["flops"]
         if abs(r - 1) > 0.1:
-            out.append(f"flops: the ISA's matrix instructions do {mf:.4g} FLOPs, the model counts {model['flops']:.4g} ({r:.2f}x)")
+            out.append(
+                f"flops: the ISA's matrix instructions do {mf:.4g} FLOPs, the model counts {model['flops']:.4g} ({r:.2f}x)"
+            )
     return out
 
 
@@ -186,11 +197,17 @@ def inspect_code_object(path: str, arch_key: str | None, words: dict[str, str]) 
         if arch is None:
             raise InputError(f"no archspec has gfx target {co['gfx']}; pass --arch", where=path, key="arch")
     if co["gfx"] and co["gfx"] != arch.gfx:
-        raise InputError(f"the code object targets {co['gfx']}, {arch.key} is {arch.gfx}", where=path, key="arch")
+        raise InputError(
+            f"the code object targets {co['gfx']}, {arch.key} is {arch.gfx}", where=path, key="arch"
+        )
     extra_lds = int(words.pop("lds", 0) or 0)
     wg = words.pop("workgroup_size", None)
     if words:
-        raise InputError("unknown key; a code object takes lds= and workgroup_size= only", where=path, key=next(iter(words)))
+        raise InputError(
+            "unknown key; a code object takes lds= and workgroup_size= only",
+            where=path,
+            key=next(iter(words)),
+        )
     out = []
     for k in co["kernels"]:
         res = resources(k)

@@ -52,7 +52,9 @@ def kernel_occupancy(path: str | Path, arch) -> list[dict]:
         cols = {w: _col(header, w) for w in ALIASES}
         for w in ("kernel", "vgpr", "lds"):
             if cols[w] is None:
-                raise InputError(f"no {' / '.join(ALIASES[w])} column (a rocprofv3 kernel trace has one)", where=str(f))
+                raise InputError(
+                    f"no {' / '.join(ALIASES[w])} column (a rocprofv3 kernel trace has one)", where=str(f)
+                )
         for line, r in enumerate(rows, 2):
 
             def num(w, r=r, line=line, f=f, cols=cols):
@@ -75,7 +77,9 @@ def kernel_occupancy(path: str | Path, arch) -> list[dict]:
                 seen[key]["dispatches"] += 1
                 continue
             if wg <= 0:
-                raise InputError("no workgroup size for this dispatch", where=f"{f}:{line}", key="Workgroup_Size")
+                raise InputError(
+                    "no workgroup size for this dispatch", where=f"{f}:{line}", key="Workgroup_Size"
+                )
             occ = occupancy(arch, vgprs=key[1], agprs=key[2], sgprs=key[3], lds_bytes=key[4], workgroup_size=wg,
                             vgprs_include_agprs=False)  # fmt: skip
             seen[key] = {
