@@ -181,3 +181,72 @@ def test_trace_without_register_columns(tmp_path):
     f.write_text('"Kernel_Name","Start_Timestamp","End_Timestamp"\n"k",1,2\n')
     with pytest.raises(InputError, match="VGPR_Count"):
         kernel_occupancy(f, load_arch("mi300x"))
+
+
+# --- assembly reader ------------------------------------------------------------------------------
+ASM = """
+\t.text
+\t.globl\tk
+k:                                      ; @k
+; %bb.0:
+\ts_load_dwordx4 s[0:3], s[0:1], 0x0
+\tglobal_load_dwordx4 v[0:3], v0, s[0:1]
+\ts_waitcnt vmcnt(0)
+.Ltmp0:
+\tv_exp_f32_e32 v1, v1
+.LBB0_1:                                ; =>This Inner Loop Header: Depth=1
+\tds_read_b128 v[4:7], v8
+\tv_mfma_f32_32x32x8_bf16 a[0:15], v[4:5], v[6:7], a[0:15]
+.Ltmp1:
+\tv_mfma_f32_32x32x8bf16_1k a[0:15], v[4:5], v[6:7], a[0:15]
+\tds_write_b64 v8, v[4:5]
+\ts_cbranch_scc1 .LBB0_1
+; %bb.2:                                ; %exit
+\tv_mfma_f32_4x4x4_16b_f16 a[0:3], v[0:1], v[2:3], a[0:3]
+\tglobal_store_short v0, v1, s[0:1]
+\tbuffer_wbl2 sc1
+\ts_endpgm
+.Lfunc_end0:
+\t.amdgpu_metadata
+---
+amdhsa.kernels:
+  - .name: k
+    .vgpr_count: 24
+    .agpr_count: 16
+    .sgpr_count: 20
+    .group_segment_fixed_size: 0
+\t.end_amdgpu_metadata
+"""
+
+
+def test_instruction_mix_and_loops():
+    from perfmodel.inspect.isa import instruction_mix, kernel_metadata, matrix_flops, resources
+
+    mix = instruction_mix(ASM, "k")
+    c = mix.counts()
+    assert c["mfma"] == 3 and c["transcendental"] == 1 and c["global_load"] == 1 and c["global_store"] == 1
+    assert c["lds_read"] == 1 and c["lds_write"] == 1 and c["s_waitcnt"] == 1 and c["cache_control"] == 1
+    assert mix.loops == 1
+    # the loop holds both 32x32x8 MFMAs (across the .Ltmp1 label), not the 4x4x4 one after it
+    assert mix.loop_counts()["mfma"] == 2
+    assert mix.widths("global_load") == {"b128": 1} and mix.widths("global_store") == {"b16": 1}
+    assert matrix_flops("v_mfma_f32_32x32x8_bf16", 64) == 2 * 32 * 32 * 8
+    assert matrix_flops("v_mfma_f32_4x4x4_16b_f16", 64) == 2 * 4 * 4 * 4 * 16
+    assert matrix_flops("v_wmma_f32_16x16x16_f16", 32) == 2 * 16 * 16 * 16
+    # per wave: the two loop MFMAs x 10 trips + the 4x4x4 one once
+    assert mix.matrix_flops_per_wave(64, trips=10) == 10 * 2 * 16384 + 2048
+    assert mix.global_bytes_per_wave(64, trips=10) == {"read": 16 * 64, "write": 2 * 64}
+    assert resources(kernel_metadata(ASM)[0]) == {
+        "name": "k",
+        "vgpr": 24,
+        "agpr": 16,
+        "sgpr": 20,
+        "lds_static": 0,
+    }
+
+
+def test_assembly_without_metadata():
+    from perfmodel.inspect.isa import kernel_metadata
+
+    with pytest.raises(InputError, match="amdgpu_metadata"):
+        kernel_metadata("v_add_f32 v0, v1, v2\n")

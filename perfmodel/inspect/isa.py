@@ -86,6 +86,8 @@ def mem_width(mnemonic: str) -> int:
 
 
 def classify(mn: str) -> str:
+    """Instruction class of a mnemonic. Spills through buffer instructions with the scratch
+    resource (gfx90a) look like global stores here; the metadata's spill counts are exact."""
     if mn.startswith("v_mfma") or mn.startswith("v_smfmac"):
         return "mfma"
     if mn.startswith("v_wmma") or mn.startswith("v_swmmac"):
@@ -96,8 +98,12 @@ def classify(mn: str) -> str:
         return "global_store"
     if mn.startswith(("global_atomic", "buffer_atomic", "flat_atomic")):
         return "global_atomic"
-    if mn.startswith(("scratch_", "buffer_")):
+    if mn.startswith("scratch_"):  # flat scratch (spills on gfx94x/gfx950/RDNA)
         return "scratch"
+    if mn.startswith(
+        ("buffer_", "global_", "flat_")
+    ):  # cache control: buffer_wbl2, buffer_inv, global_wb ...
+        return "cache_control"
     if mn.startswith(("ds_read", "ds_load")):
         return "lds_read"
     if mn.startswith(("ds_write", "ds_store")):
