@@ -61,3 +61,17 @@ def test_every_kernel_maps_to_a_perfmodel_case():
         rows = predict(case.pop("kernel"), "mi300x", **case)
         assert rows[0]["time_us"] > 0, name
         assert all(g > 0 for g in spec.grid(keys, cx)), name
+
+
+def test_runner_with_cache_flush():
+    """kernels/triton/run.py (what `perfmodel profile` launches), on the CPU interpreter."""
+    import os
+
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "kernels" / "triton" / "run.py"), "vector_add:n=1000",
+         "gemm:m=64,n=64,k=64,dtype=fp16", "--device", "cpu", "--iters", "2", "--flush", "--flush-mib", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count(": ok (2 runs") == 2
