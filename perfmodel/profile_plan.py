@@ -184,7 +184,7 @@ def plan(kernels: list[dict], arch_key: str, command: list[str], cold: bool, inc
     needed: dict[str, list[str]] = {}
     for k in kernels:
         case = dict(k["case"])
-        rows = predict(case.pop("kernel"), arch.path, **case)
+        rows = predict(case.pop("kernel"), arch.path, **case).to_dicts()
         k["predicted"] = {
             "time_us": rows[0]["time_us"],
             "bound": rows[0]["bound"],

@@ -65,7 +65,7 @@ def test_user_command_plan_covers_every_needed_formula(tmp_path):
     for c in cases:
         w = c.split()
         raw = dict(x.split("=") for x in w[1:])
-        for t in predict(w[0], "mi300x", **raw)[0]["terms_us"]:
+        for t in predict(w[0], "mi300x", **raw).to_dicts()[0]["terms_us"]:
             if t != "launch":
                 needed |= set(quantities_for_terms([t]))
     needed |= {"cycles", "waves"}

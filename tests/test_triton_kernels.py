@@ -58,7 +58,7 @@ def test_every_kernel_maps_to_a_perfmodel_case():
     for name, spec in specs.items():
         keys, cx, _ = resolve(spec, {})
         case = spec.case(keys)
-        rows = predict(case.pop("kernel"), "mi300x", **case)
+        rows = predict(case.pop("kernel"), "mi300x", **case).to_dicts()
         assert rows[0]["time_us"] > 0, name
         assert all(g > 0 for g in spec.grid(keys, cx)), name
 

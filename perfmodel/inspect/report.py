@@ -17,15 +17,22 @@ from perfmodel.errors import InputError
 
 def model_view(case: dict, arch, launch_override: dict | None = None) -> dict:
     """The model's prediction and launch assumptions for one case (optionally with the compiled
-    kernel's grid, workgroup size, registers and LDS in place of the model's)."""
-    from perfmodel.cases import normalize
-    from perfmodel.estimate import estimate
-    from perfmodel.prediction import result_rows, run_model
-    from perfmodel.work import Launch
+    kernel's grid, workgroup size, registers and LDS in place of the model's).
 
-    c = normalize(dict(case), 0, arch.path, case.get("dtype"))
+    Uses the case validation, the kernel model and the estimator directly (not the row type of
+    `predict`), so that ``--from-kernel`` can swap the `Launch` between model and estimator.
+    """
     import numpy as np
 
+    from perfmodel.cases import normalize
+    from perfmodel.estimate import estimate
+    from perfmodel.prediction import run_model
+    from perfmodel.work import Launch
+
+    def first(x) -> float:
+        return float(np.ravel(np.asarray(x, dtype=float))[0])
+
+    c = normalize(dict(case), 0, arch.path, case.get("dtype"))
     params = {
         k: (np.array([float(v)]) if k in c.model.numeric and v is not None else v)
         for k, v in c.params.items()
@@ -36,15 +43,29 @@ def model_view(case: dict, arch, launch_override: dict | None = None) -> dict:
         L = dataclasses.replace(L, **launch_override)
         work = dataclasses.replace(work, launch=L)
     est = estimate(work, arch)
-    row = result_rows(est, [c])[0]
-    waves_per_wg = float(np.asarray(est.occupancy["waves_per_wg"]).ravel()[0])
-    row["assumed"] = {
-        "workgroup_size": int(np.asarray(L.workgroup_size).ravel()[0]),
-        "vgprs": int(np.asarray(L.vgprs).ravel()[0]),
-        "lds_bytes": int(np.asarray(L.lds_bytes).ravel()[0]),
-        "waves_per_simd": round(row["wgs_per_cu"] * waves_per_wg / arch.simds_per_cu, 2),
+    occ = est.occupancy
+    time_s = first(est.time_s)
+    flops = sum(first(v) for v in work.flops.values())
+    tile = None
+    if first(L.tile_m) > 0:
+        tile = "x".join(str(int(first(getattr(L, a)))) for a in ("tile_m", "tile_n", "tile_k"))
+    wgs = first(occ["wgs_per_cu"])
+    return {
+        "time_us": time_s * 1e6,
+        "bound": str(np.ravel(est.bound)[0]),
+        "tile": tile,
+        "grid": int(first(occ["grid"])),
+        "wgs_per_cu": int(wgs),
+        "flops": flops,
+        "tflops": flops / time_s / 1e12 if time_s > 0 else 0.0,
+        "headroom": first(est.roofline_time_s) / time_s if time_s > 0 else 1.0,
+        "assumed": {
+            "workgroup_size": int(first(L.workgroup_size)),
+            "vgprs": int(first(L.vgprs)),
+            "lds_bytes": int(first(L.lds_bytes)),
+            "waves_per_simd": round(wgs * first(occ["waves_per_wg"]) / arch.simds_per_cu, 2),
+        },
     }
-    return row
 
 
 def _tile_of(cx: dict) -> str | None:
