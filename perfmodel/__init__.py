@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "predict": ("perfmodel.prediction", "predict"),
-    "sweep": ("perfmodel.prediction", "sweep"),
+    "sweep": ("perfmodel.sweep", "sweep"),
     "Predictions": ("perfmodel.prediction", "Predictions"),
     "load_arch": ("perfmodel.arch", "load_arch"),
     "arch_keys": ("perfmodel.arch", "arch_keys"),

@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfmodel.archspec import MATRIX_PIPES, Quantity, load_yaml, parse_spec
+from perfmodel.archspec import SpecValue, parse_spec
 from perfmodel.errors import InputError, did_you_mean
+from perfmodel.vocab import DEVICE_MEMORY, MATRIX_PIPES, flop_key
 
 DEFAULT_ARCH = "mi300x"
 
@@ -42,15 +43,19 @@ def arch_keys() -> list[str]:
 
 
 @dataclass(frozen=True)
-class Ceiling:
-    """One roof: a compute rate (FLOP/s) or a bandwidth (B/s), theoretical and measured."""
+class Roof:
+    """One roof: a compute rate (FLOP/s) or a bandwidth (B/s), theoretical and achievable.
+
+    The achievable figure is the archspec's benchmark measurement (its ``measured:`` section);
+    a rocprof measurement of a kernel is a `Measurement`, never a roof.
+    """
 
     kind: str  # "compute" or "memory"
     name: str  # "mfma:bf16" or "hbm"
     theoretical: float
-    measured: float | None
+    achievable: float | None
     source: str
-    measured_source: str = ""
+    achievable_source: str = ""
     sparse: bool = False
 
 
@@ -75,7 +80,7 @@ class Arch:
         self.clock_hz: float = c["clock"]["peak"].value
         topo = tree.get("topology", {})
         self.xcds = int(topo["xcds"].value) if "xcds" in topo else 1
-        self.occupancy: dict[str, Quantity] = tree["occupancy"]
+        self.occupancy: dict[str, SpecValue] = tree["occupancy"]
         self.launch_overhead_s: float = tree["launch"]["overhead"].value
         self._measured = tree.get("measured", {})
 
@@ -91,7 +96,7 @@ class Arch:
     @property
     def memory_level(self) -> str:
         """The device-memory level name: ``hbm`` or ``vram``."""
-        return "hbm" if "hbm" in self.tree["memory"] else "vram"
+        return next(lv for lv in DEVICE_MEMORY if lv in self.tree["memory"])
 
     @property
     def levels(self) -> list[str]:
@@ -107,7 +112,7 @@ class Arch:
         return {p: list(t["dense"]) for p, t in self.tree["pipes"].items()}
 
     # --- compute ------------------------------------------------------------------------
-    def rate(self, pipe: str, dtype: str, sparse: bool = False) -> Quantity:
+    def rate(self, pipe: str, dtype: str, sparse: bool = False) -> SpecValue:
         """FLOPs per clock per CU for (pipe, dtype); InputError naming what exists otherwise."""
         pipes = self.tree["pipes"]
         if pipe not in pipes:
@@ -128,7 +133,7 @@ class Arch:
         per_clk = q.extra.get("plain", q.value) if plain else q.value
         return per_clk * self.cus * (clock_hz or self.clock_hz)
 
-    def measured_flops(self, pipe: str, dtype: str) -> Quantity | None:
+    def achievable_flops(self, pipe: str, dtype: str) -> SpecValue | None:
         return self._measured.get("compute", {}).get(pipe, {}).get(dtype)
 
     def clock_under_load(self, what: str = "mfma") -> float:
@@ -173,22 +178,22 @@ class Arch:
             return q.value * self._scope_count(q.per, lv) * (clock_hz or self.clock_hz)
         return q.value * self._scope_count(q.per, lv)
 
-    def measured_bandwidth(self, name: str) -> Quantity | None:
+    def achievable_bandwidth(self, name: str) -> SpecValue | None:
         return self._measured.get("bandwidth", {}).get(name)
 
     # --- ceilings -----------------------------------------------------------------------
-    def ceilings(self, dtypes: list[str] | None = None, sparse: bool = False) -> list[Ceiling]:
-        """All roofs: one per (pipe, dtype) and one per memory level, theoretical and measured."""
-        out: list[Ceiling] = []
+    def roofs(self, dtypes: list[str] | None = None, sparse: bool = False) -> list[Roof]:
+        """All roofs: one per (pipe, dtype) and one per memory level, theoretical and achievable."""
+        out: list[Roof] = []
         for pipe, table in self.tree["pipes"].items():
             for dtype, q in table["dense"].items():
                 if dtypes and dtype not in dtypes:
                     continue
-                m = self.measured_flops(pipe, dtype)
+                m = self.achievable_flops(pipe, dtype)
                 out.append(
-                    Ceiling(
+                    Roof(
                         "compute",
-                        f"{pipe}:{dtype}",
+                        flop_key(pipe, dtype),
                         self.peak_flops(pipe, dtype),
                         m.value if m else None,
                         q.describe_source(self.sources),
@@ -196,11 +201,11 @@ class Arch:
                     )
                 )
                 if sparse and dtype in table.get("sparse", {}):
-                    out.append(Ceiling("compute", f"{pipe}:{dtype}", self.peak_flops(pipe, dtype, sparse=True), None, "", sparse=True))
+                    out.append(Roof("compute", flop_key(pipe, dtype), self.peak_flops(pipe, dtype, sparse=True), None, "", sparse=True))
         for name in self.levels:
-            m = self.measured_bandwidth(name)
+            m = self.achievable_bandwidth(name)
             out.append(
-                Ceiling(
+                Roof(
                     "memory",
                     name,
                     self.bandwidth(name),
@@ -215,7 +220,9 @@ class Arch:
 @functools.lru_cache(maxsize=64)
 def _load_path(path: str, mtime: float) -> Arch:
     p = Path(path)
-    tree = parse_spec(load_yaml(p), where=str(p))
+    from perfmodel.yamlio import load_yaml
+
+    tree = parse_spec(load_yaml(p, "an archspec mapping"), where=str(p))
     return Arch(p.stem, tree, str(p))
 
 

@@ -1,4 +1,4 @@
-"""The archspec YAML schema: validation and parsing into plain `Quantity` trees.
+"""The archspec YAML schema: validation and parsing into plain `SpecValue` trees.
 
 The schema is declared once here, as data (`SCHEMA`), and checked by one walker, so every error
 reads the same: ``<file>: <key.path>: <what was expected>``. Numbers are converted to SI.
@@ -7,23 +7,19 @@ reads the same: ``<file>: <key.path>: <what was expected>``. Numbers are convert
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from perfmodel.errors import InputError, did_you_mean
 from perfmodel.units import UNITS, dimension, to_si, units_of
+from perfmodel.vocab import DTYPES, LEVELS, PIPES
 
-PIPES = ("valu", "mfma", "wmma", "tensor", "sfu")
-MATRIX_PIPES = ("mfma", "wmma", "tensor")
-DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "int4")
-LEVELS = ("lds", "l1", "l2", "mall", "hbm", "vram")
 TAGS = ("R", "D", "P", "S", "A")
 KINDS = ("instinct", "radeon", "nvidia", "custom")
 SCOPES = ("cu", "wgp", "xcd", "channel", "device", "link", "package")
 
 
 @dataclass
-class Quantity:
+class SpecValue:
     """One number from a spec file, in SI units, with where it came from."""
 
     value: Any  # float in SI units, or a list for list-valued fields
@@ -221,7 +217,7 @@ class _Walker:
             self.fail(path, f"expected a non-negative number, got {v!r}")
         return float(v)
 
-    def quantity(self, node: Any, dim: str, extra: dict, path: str) -> Quantity:
+    def quantity(self, node: Any, dim: str, extra: dict, path: str) -> SpecValue:
         if not isinstance(node, dict):
             self.fail(path, f"expected a quantity {{value, unit, source}}, got {node!r}")
         allowed = _Q_BASE | set(extra)
@@ -268,7 +264,7 @@ class _Walker:
         note = node.get("note", "")
         if not isinstance(note, str):
             self.fail(_join(path, "note"), "expected text")
-        return Quantity(value=value, unit=unit, source=src, tag=tag, note=note, per=per, extra=ex, raw=raw)
+        return SpecValue(value=value, unit=unit, source=src, tag=tag, note=note, per=per, extra=ex, raw=raw)
 
 
 def _join(path: str, key: str) -> str:
@@ -280,7 +276,7 @@ def _check_sources(tree: dict, where: str) -> None:
     known = tree["sources"]
 
     def visit(node, path):
-        if isinstance(node, Quantity):
+        if isinstance(node, SpecValue):
             if node.source not in known:
                 raise InputError(
                     f"unknown source id {node.source!r}{did_you_mean(node.source, known)}; declare it under `sources`",
@@ -310,25 +306,3 @@ def parse_spec(data: Any, where: str) -> dict:
         if bw.per == "channel" and "channels" not in lv:
             raise InputError("bandwidth per channel needs a `channels` count", where=where, key=f"memory.{name}.channels")
     return tree
-
-
-def load_yaml(path: Path) -> Any:
-    """Read one YAML file; a syntax error becomes one line naming the file and line."""
-    import yaml
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read file ({e.strerror})", where=str(path)) from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"not a UTF-8 text file (byte {e.start}); expected archspec YAML", where=str(path)) from None
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        loc = f"line {mark.line + 1}" if mark else "?"
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise InputError(f"malformed YAML at {loc}: {problem}", where=str(path)) from None
-    if data is None:
-        raise InputError("the file is empty; expected an archspec mapping", where=str(path))
-    return data

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perfmodel.dtypes import SIZE as DTYPE_SIZES
-from perfmodel.errors import InputError, did_you_mean
+from perfmodel import dtypes
+from perfmodel.arch import Arch
+from perfmodel.errors import InputError
 from perfmodel.models.registry import KernelModel, convert_param, get_model
 
 BASE_KEYS = ("id", "arch", "kernel", "dtype")
@@ -23,7 +24,7 @@ class Case:
 
     index: int
     id: str | None
-    arch: str
+    arch: str | Arch  # a key, a spec path, or an Arch (validate's copy with an overridden clock)
     kernel: str
     dtype: str
     params: dict[str, Any]
@@ -55,11 +56,10 @@ def parse_kv(words: list[str], where: str = "command line") -> dict[str, str]:
 
 def load_case_file(path: str) -> list[dict]:
     """A YAML list of mappings, or JSON lines (one object per line)."""
+    from perfmodel.yamlio import parse_yaml, read_text
+
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise InputError(f"cannot read cases file ({e.strerror})", where=str(p)) from None
+    text = read_text(p, "a cases file (YAML list or JSON lines)")
     stripped = text.lstrip()
     if not stripped:
         raise InputError("the cases file is empty; expected a YAML list or JSON lines", where=str(p))
@@ -76,14 +76,7 @@ def load_case_file(path: str) -> list[dict]:
                 raise InputError(f"line {n}: expected a JSON object per line", where=str(p))
             rows.append(obj)
         return rows
-    import yaml
-
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        loc = f"line {mark.line + 1}" if mark else "?"
-        raise InputError(f"malformed YAML at {loc}: {getattr(e, 'problem', '') or e}", where=str(p)) from None
+    data = parse_yaml(text, str(p))
     if isinstance(data, dict) and "cases" in data:
         data = data["cases"]
     if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
@@ -110,23 +103,13 @@ def normalize(
     if arch in (None, ""):
         raise InputError("missing; expected an arch key such as mi300x (or --arch)", where=where, key="arch")
     dtype = str(raw.get("dtype") or default_dtype or model.default_dtype)
-    if dtype not in DTYPE_SIZES:
-        raise InputError(f"unknown dtype '{dtype}'{did_you_mean(dtype, DTYPE_SIZES)}; expected one of {', '.join(DTYPE_SIZES)}", where=where, key="dtype")
-    params: dict[str, Any] = {}
-    for k, v in raw.items():
-        if k in BASE_KEYS:
-            continue
-        if k not in model.params:
-            known = list(model.params) + list(BASE_KEYS)
-            raise InputError(
-                f"unknown parameter for {model.name}{did_you_mean(k, known)}; expected {', '.join(model.params)}",
-                where=where,
-                key=str(k),
-            )
-        params[k] = convert_param(model.params[k], v, where)
+    dtypes.size(dtype, where)  # refuses an unknown dtype, naming the case
+    model.check_keys(raw, where, also=BASE_KEYS)
+    params = {k: convert_param(model.params[k], v, where) for k, v in raw.items() if k not in BASE_KEYS}
     for name, p in model.params.items():
         if name not in params:
             if p.required:
                 raise InputError(f"missing required parameter of {model.name} ({p.help or p.kind.__name__})", where=where, key=name)
             params[name] = p.default
-    return Case(index, None if cid is None else str(cid), str(arch), model.name, dtype, params, model)
+    arch = arch if isinstance(arch, Arch) else str(arch)
+    return Case(index, None if cid is None else str(cid), arch, model.name, dtype, params, model)

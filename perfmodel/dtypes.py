@@ -3,20 +3,7 @@
 from __future__ import annotations
 
 from perfmodel.errors import InputError, did_you_mean
-
-# bytes per element
-SIZE: dict[str, float] = {
-    "fp64": 8,
-    "fp32": 4,
-    "tf32": 4,  # stored as fp32
-    "fp16": 2,
-    "bf16": 2,
-    "fp8": 1,
-    "int8": 1,
-    "fp6": 0.75,
-    "fp4": 0.5,
-    "int4": 0.5,
-}
+from perfmodel.vocab import DTYPE_BYTES as SIZE
 
 # The VALU type elementwise maths runs in for a storage type (fp8/int8/fp4 are upcast).
 VALU_COMPUTE = {"fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "bf16": "bf16"}

@@ -22,20 +22,34 @@ from pathlib import Path
 import numpy as np
 
 from perfmodel.arch import Arch
-from perfmodel.archspec import Quantity
-from perfmodel.roofline import bound_label
-from perfmodel.work import Work, split_flop_key
+from perfmodel.archspec import SpecValue
+from perfmodel.roofline import largest_term
+from perfmodel.vocab import (
+    LATENCY,
+    LAUNCH,
+    MATRIX_PIPES,
+    PER_CU_LEVELS,
+    bound_label,
+    compute_term,
+    flop_key,
+    memory_term,
+    split_flop_key,
+)
+from perfmodel.work import Work
+
+# the one term of a kernel that does no work at all (neither FLOPs nor bytes)
+NO_WORK = compute_term("none")
 
 
 @functools.lru_cache(maxsize=1)
 def constants() -> dict:
-    import yaml
+    from perfmodel.yamlio import load_yaml
 
-    return yaml.load((Path(__file__).parent / "model_constants.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return load_yaml(Path(__file__).parent / "model_constants.yaml", "the model constants")
 
 
 @dataclass
-class Ceilings:
+class RatesUsed:
     """The rates one estimate used, per term, with where each came from."""
 
     rate: dict[str, float] = field(default_factory=dict)  # term -> FLOP/s or B/s (achievable)
@@ -49,12 +63,12 @@ class Estimate:
 
     arch: Arch
     work: Work
-    terms: dict[str, np.ndarray]  # "compute:mfma:bf16", "memory:hbm", "launch" -> seconds
+    terms: dict[str, np.ndarray]  # term key (see perfmodel.vocab) -> seconds
     time_s: np.ndarray
     bound: np.ndarray  # object array of labels
     roofline_time_s: np.ndarray
     roofline_bound: np.ndarray
-    ceilings: Ceilings
+    rates_used: RatesUsed
     occupancy: dict[str, np.ndarray]
     notes: list[str]
 
@@ -78,15 +92,15 @@ class Estimate:
 GEMM_LEVEL = re.compile(r"gemm|matmul|blas", re.IGNORECASE)
 
 
-def gemm_level_figures(arch: Arch, pipe: str) -> dict[str, Quantity]:
+def gemm_level_figures(arch: Arch, pipe: str) -> dict[str, SpecValue]:
     """Measured matrix rates of whole GEMMs (library runs), per dtype: the first such entry.
 
     Register-only MFMA microbenchmarks are roofline ceilings, but a library GEMM never reaches
     them (operand traffic, power); only GEMM-level figures say what a GEMM achieves.
     """
-    out: dict[str, Quantity] = {}
+    out: dict[str, SpecValue] = {}
     for dtype in arch.pipes().get(pipe, []):
-        m = arch.measured_flops(pipe, dtype)
+        m = arch.achievable_flops(pipe, dtype)
         if m is None:
             continue
         for q in [m, *m.extra.get("alternatives", [])]:
@@ -96,16 +110,16 @@ def gemm_level_figures(arch: Arch, pipe: str) -> dict[str, Quantity]:
     return out
 
 
-def compute_rate(arch: Arch, pipe: str, dtype: str, measured: bool = True, packed: bool = False) -> tuple[float, float, str]:
+def compute_rate(
+    arch: Arch, pipe: str, dtype: str, first_principles: bool = False, packed: bool = False
+) -> tuple[float, float, str]:
     """(achievable FLOP/s, theoretical FLOP/s, provenance) for one (pipe, dtype).
 
     Matrix pipes, in order of preference: a measured library-GEMM rate for this dtype; the same
     arch's GEMM-level fraction of peak from its other dtypes; its measured clock under load x
     matrix efficiency; the median GEMM-level fraction of peak over all shipped specs.
-    ``measured=False`` uses only the last: the first-principles estimate for held-out data.
+    ``first_principles=True`` uses only the last: the estimate for held-out data.
     """
-    from perfmodel.archspec import MATRIX_PIPES
-
     c = constants()
     if pipe == "sfu" and not arch.has("sfu", dtype):
         peak = arch.peak_flops("valu", "fp32", plain=True)
@@ -113,7 +127,7 @@ def compute_rate(arch: Arch, pipe: str, dtype: str, measured: bool = True, packe
     peak = arch.peak_flops(pipe, dtype)
     if pipe in MATRIX_PIPES:
         generic = c["matrix_fraction_of_peak"]["value"]
-        if measured:
+        if not first_principles:
             figs = gemm_level_figures(arch, pipe)
             if dtype in figs:
                 q = figs[dtype]
@@ -135,14 +149,28 @@ def compute_rate(arch: Arch, pipe: str, dtype: str, measured: bool = True, packe
     return plain, peak, note
 
 
-def bandwidth(arch: Arch, level: str, measured: bool = True) -> tuple[float, float, str]:
+def bandwidth(arch: Arch, level: str, first_principles: bool = False) -> tuple[float, float, str]:
     """(achievable B/s, theoretical B/s, provenance) for one memory level."""
     peak = arch.bandwidth(level)
-    m = arch.measured_bandwidth(level) if measured else None
+    m = None if first_principles else arch.achievable_bandwidth(level)
     if m is not None:
         return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}"
     eff = constants()["bandwidth_efficiency"].get(level, {"value": 0.8})["value"]
     return peak * eff, peak, f"theoretical x {eff} (median achievable fraction, model_constants.yaml)"
+
+
+def achievable_rates(arch: Arch) -> tuple[dict[str, float], dict[str, float]]:
+    """(achievable, theoretical) rates of every roof, keyed like `Work`: level -> B/s,
+    ``"pipe:dtype"`` -> FLOP/s. What a measured kernel is held against."""
+    ach: dict[str, float] = {}
+    peak: dict[str, float] = {}
+    for pipe, dts in arch.pipes().items():
+        for dt in dts:
+            k = flop_key(pipe, dt)
+            ach[k], peak[k], _ = compute_rate(arch, pipe, dt)
+    for lv in arch.levels:
+        ach[lv], peak[lv], _ = bandwidth(arch, lv)
+    return ach, peak
 
 
 def latency_s(arch: Arch, level: str) -> float:
@@ -209,99 +237,101 @@ def _shape(work: Work) -> tuple:
     return np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else ()
 
 
-def estimate(work: Work, arch: Arch, include_launch: bool = True, measured: bool = True) -> Estimate:
-    """Time a batch of `Work` on `arch`: every term, bound class, naive roofline, headroom.
+@dataclass
+class _Terms:
+    """Per-term seconds as the estimator times them, and as the naive roofline does."""
 
-    ``measured=False`` times it from theoretical peaks and the generic efficiencies only
-    (no per-GPU measured ceiling or clock): the held-out, first-principles estimate.
-    """
-    shape = _shape(work)
-    ones = np.ones(shape)
-    occ = occupancy(arch, work, shape)
-    q = occ["quantization"]
-    ceil = Ceilings()
-    terms: dict[str, np.ndarray] = {}
-    naive: dict[str, np.ndarray] = {}
-    notes = list(work.notes)
+    time: dict[str, np.ndarray] = field(default_factory=dict)
+    naive: dict[str, np.ndarray] = field(default_factory=dict)
+    latency_limited: dict[str, np.ndarray] = field(default_factory=dict)
 
+
+def _compute_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, first_principles: bool) -> None:
+    """FLOPs / achievable rate, stretched by wave quantization; FLOPs / peak for the naive roof."""
     for key, f in work.flops.items():
         pipe, dtype = split_flop_key(key)
-        rate, peak, prov = compute_rate(arch, pipe, dtype, measured, packed=key in work.packed)
-        t = f"compute:{key}"
-        ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
+        rate, peak, prov = compute_rate(arch, pipe, dtype, first_principles, packed=key in work.packed)
+        t = compute_term(key)
+        used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
         f = np.asarray(f, dtype=float)
-        terms[t] = f / (rate * q)
-        naive[t] = f / peak
+        terms.time[t] = f / (rate * q)
+        terms.naive[t] = f / peak
 
-    c = constants()
-    bpl = c["bytes_in_flight_per_lane"]["value"]
+
+def _memory_terms(
+    work: Work, arch: Arch, occ: dict, shape, used: RatesUsed, terms: _Terms, notes: list[str], first_principles: bool
+) -> None:
+    """Bytes / achievable bandwidth, capped by Little's law over the bytes the waves keep in flight."""
+    q = occ["quantization"]
     L = work.launch
-    bpw = np.asarray(L.bytes_in_flight_per_wave if L else 0, dtype=float) * ones
-    bpw = np.where(bpw > 0, bpw, bpl * arch.wave_size)
+    bpw = np.asarray(L.bytes_in_flight_per_wave if L else 0, dtype=float) * np.ones(shape)
+    bpw = np.where(bpw > 0, bpw, constants()["bytes_in_flight_per_lane"]["value"] * arch.wave_size)
     in_flight = occ["resident_waves"] * bpw
-    latency_limited: dict[str, np.ndarray] = {}
     for level, b in work.bytes.items():
         b = np.asarray(b, dtype=float)
         if level not in arch.levels:
             if np.any(b > 0):
                 notes.append(f"{arch.key} has no '{level}' level: its bytes are not timed")
             continue
-        rate, peak, prov = bandwidth(arch, level, measured)
-        t = f"memory:{level}"
-        ceil.rate[t], ceil.peak[t], ceil.provenance[t] = rate, peak, prov
-        # Little's law: bandwidth reachable with the bytes the resident waves keep in flight
+        rate, peak, prov = bandwidth(arch, level, first_principles)
+        t = memory_term(level)
+        used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
         little = in_flight / latency_s(arch, level)
         # per-CU resources (LDS, L1) idle on CUs without work: scale by the quantization
-        per_cu_rate = rate * q if level in ("lds", "l1") else rate
+        per_cu_rate = rate * q if level in PER_CU_LEVELS else rate
         eff_bw = np.minimum(per_cu_rate, little)
-        terms[t] = b / eff_bw  # eff_bw > 0: at least one wave is resident
-        latency_limited[t] = little < per_cu_rate
-        naive[t] = b / peak
+        terms.time[t] = b / eff_bw  # eff_bw > 0: at least one wave is resident
+        terms.latency_limited[t] = little < per_cu_rate
+        terms.naive[t] = b / peak
 
-    if not terms:
-        terms["compute:none"] = np.zeros(shape)
-        naive["compute:none"] = np.zeros(shape)
-    names = list(terms)
-    idx, body = _argmax_terms([np.broadcast_to(terms[n], shape) for n in names])
+
+def _bound(terms: _Terms, shape, launch: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(bound class, time) per point: the largest term, ``latency`` when Little's law capped
+    it, ``launch`` when the launch overhead exceeds it."""
+    names = list(terms.time)
+    idx, body = largest_term([np.broadcast_to(terms.time[n], shape) for n in names])
     # bound classes as integer codes into `labels` (fast on large batches), strings at the end
-    labels = [bound_label(n) for n in names] + ["latency", "launch"]
+    labels = [bound_label(n) for n in names] + [LATENCY, LAUNCH]
     code = idx.copy()
     for i, n in enumerate(names):
-        if n in latency_limited:
-            code[(idx == i) & latency_limited[n]] = len(names)
-    launch = arch.launch_overhead_s if include_launch else 0.0
-    if include_launch:
-        terms["launch"] = np.full(shape, launch)
-        code[launch > body] = len(names) + 1
-    bound = np.array(labels)[code]
-    time_s = body + launch
+        if n in terms.latency_limited:
+            code[(idx == i) & terms.latency_limited[n]] = len(names)
+    if launch is None:
+        return np.array(labels)[code], body
+    terms.time[LAUNCH] = np.full(shape, launch)
+    code[launch > body] = len(names) + 1
+    return np.array(labels)[code], body + launch
 
-    nnames = list(naive)
-    nidx, nbody = _argmax_terms([np.broadcast_to(naive[n], shape) for n in nnames])
+
+def estimate(work: Work, arch: Arch, include_launch: bool = True, first_principles: bool = False) -> Estimate:
+    """Time a batch of `Work` on `arch`: every term, bound class, naive roofline, headroom.
+
+    ``first_principles=True`` times it from theoretical peaks and the generic efficiencies only
+    (no per-GPU benchmark ceiling or clock): the estimate for held-out data.
+    """
+    shape = _shape(work)
+    occ = occupancy(arch, work, shape)
+    used = RatesUsed()
+    terms = _Terms()
+    notes = list(work.notes)
+    _compute_terms(work, arch, occ["quantization"], used, terms, first_principles)
+    _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles)
+    if not terms.time:
+        terms.time[NO_WORK] = np.zeros(shape)
+        terms.naive[NO_WORK] = np.zeros(shape)
+    bound, time_s = _bound(terms, shape, arch.launch_overhead_s if include_launch else None)
+    nnames = list(terms.naive)
+    nidx, nbody = largest_term([np.broadcast_to(terms.naive[n], shape) for n in nnames])
     nlabels = np.array([bound_label(n) for n in nnames])
     return Estimate(
         arch=arch,
         work=work,
-        terms=terms,
+        terms=terms.time,
         time_s=time_s,
         bound=bound,
         roofline_time_s=nbody,
         roofline_bound=nlabels[nidx],
-        ceilings=ceil,
+        rates_used=used,
         occupancy=occ,
         notes=notes,
     )
-
-
-def _argmax_terms(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(index of the largest term, its value) elementwise; first wins ties. One pass per term
-    over contiguous arrays, which is much faster than argmax over a stacked axis."""
-    best = np.array(arrays[0], dtype=float, copy=True)
-    idx = np.zeros(best.shape, dtype=np.intp)
-    for i, a in enumerate(arrays[1:], 1):
-        better = a > best
-        np.copyto(best, a, where=better)
-        idx[better] = i
-    return idx, best
-
-

@@ -1,25 +1,182 @@
-"""Predict: cases -> kernel models -> estimator -> result rows, batched for speed.
+"""Predict: cases -> kernel models -> estimator -> `Prediction` records, batched for speed.
 
 Cases that share (arch, kernel, dtype and the text/bool parameters) are evaluated together as
-numpy arrays, so a file of 100k cases costs a handful of vectorised model calls. Results come
-back in input order as plain dicts that follow the output contract (id, arch, kernel, time_us,
-bound, flops, bytes, tflops, ai, ...).
+numpy arrays, so a file of 100k cases costs a handful of vectorised model calls. Every caller -
+`perfmodel predict`, `perfmodel validate`, the plots, the Python API - goes through `evaluate`
+and gets one typed `Prediction` per case; `Prediction.row()` is the output contract.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from perfmodel.arch import Arch, load_arch
+from perfmodel.arch import DEFAULT_ARCH, Arch, load_arch
 from perfmodel.cases import Case, normalize
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
+from perfmodel.vocab import split_term
+from perfmodel.work import LevelBytes
 
 
+@dataclass(slots=True)
+class Prediction(LevelBytes):
+    """One case timed on one arch: every term, the bound class, and the naive roofline beside it.
+
+    Amounts are per kernel (FLOPs per ``"pipe:dtype"``, bytes per level split into reads and
+    writes); times in seconds, per term key (see `perfmodel.vocab`). ``rates_used`` is the
+    ceiling each term was timed against, shared by the batch the case was evaluated in.
+    """
+
+    arch: str
+    kernel: str
+    dtype: str
+    shape: dict[str, Any]
+    time_s: float
+    bound: str
+    flops_by: dict[str, float]
+    bytes_read: dict[str, float]
+    bytes_write: dict[str, float]
+    terms_s: dict[str, float]
+    roofline_time_s: float
+    roofline_bound: str
+    memory_level: str
+    rates_used: dict[str, float]
+    tile: str | None = None
+    grid: int = 0
+    wgs_per_cu: int = 0
+    notes: str | None = None
+    id: str | None = None
+    packed: frozenset[str] = frozenset()  # FLOP keys issued as packed VALU instructions
+
+    # --- derived quantities ------------------------------------------------------------------
+    @property
+    def time_us(self) -> float:
+        return self.time_s * 1e6
+
+    @property
+    def terms_us(self) -> dict[str, float]:
+        return {k: v * 1e6 for k, v in self.terms_s.items()}
+
+    @property
+    def flops(self) -> float:
+        return sum(self.flops_by.values()) if self.flops_by else 0.0
+
+    @property
+    def tflops(self) -> float:
+        return self.flops / self.time_s / 1e12 if self.time_s > 0 else 0.0
+
+    @property
+    def ai(self) -> float | None:
+        """FLOPs per device-memory byte (None where no byte reaches device memory)."""
+        b = self.bytes.get(self.memory_level, 0.0)
+        return self.flops / b if b > 0 else None
+
+    @property
+    def headroom(self) -> float:
+        """Time at the theoretical roof / predicted time (1 = at the roof)."""
+        return self.roofline_time_s / self.time_s if self.time_s > 0 else 1.0
+
+    @property
+    def case(self) -> dict[str, Any]:
+        """The case as input keys: kernel, dtype and the shape."""
+        return {"kernel": self.kernel, "dtype": self.dtype, **self.shape}
+
+    def amount(self, term: str) -> float | None:
+        """FLOPs or bytes behind one term (None for ``launch``)."""
+        kind, key = split_term(term)
+        if kind == "compute":
+            return self.flops_by.get(key)
+        if kind == "memory":
+            return self.bytes.get(key)
+        return None
+
+    @property
+    def rates(self) -> dict[str, float]:
+        """Term -> the rate the estimate timed it at: amount / term time (after quantization and
+        Little's law), or the ceiling it would use where the case puts nothing there."""
+        out: dict[str, float] = {}
+        for t, s in self.terms_s.items():
+            amt = self.amount(t)
+            if amt and s > 0:
+                out[t] = amt / s
+            elif t in self.rates_used:
+                out[t] = self.rates_used[t]
+        return out
+
+    def row(self) -> dict[str, Any]:
+        """The output contract: one JSON-ready dict (times in microseconds)."""
+        t, f, b = self.time_s, self.flops, self.bytes
+        hb = b.get(self.memory_level, 0.0)
+        row: dict[str, Any] = {"id": self.id} if self.id is not None else {}
+        row.update(
+            arch=self.arch,
+            kernel=self.kernel,
+            dtype=self.dtype,
+            shape=self.shape,
+            time_us=t * 1e6,
+            bound=self.bound,
+            flops=f,
+            flops_by=self.flops_by,
+            bytes=b,
+            tflops=f / t / 1e12 if t > 0 else 0.0,
+            ai=f / hb if hb > 0 else None,
+            roofline_time_us=self.roofline_time_s * 1e6,
+            roofline_bound=self.roofline_bound,
+            headroom=self.roofline_time_s / t if t > 0 else 1.0,
+            terms_us={k: v * 1e6 for k, v in self.terms_s.items()},
+            tile=self.tile,
+            grid=self.grid,
+            wgs_per_cu=self.wgs_per_cu,
+        )
+        if self.notes:
+            row["notes"] = self.notes
+        return row
+
+    @classmethod
+    def combine(cls, preds: list[Prediction]) -> Prediction:
+        """One prediction for several dispatches of a kernel: amounts and times summed, the
+        most common bound class."""
+        if len(preds) == 1:
+            return preds[0]
+
+        def add(attr: str) -> dict[str, float]:
+            acc: dict[str, float] = {}
+            for p in preds:
+                for k, v in getattr(p, attr).items():
+                    acc[k] = acc.get(k, 0.0) + v
+            return acc
+
+        first = preds[0]
+        return cls(
+            arch=first.arch,
+            kernel=first.kernel,
+            dtype=first.dtype,
+            shape=first.shape,
+            time_s=sum(p.time_s for p in preds),
+            bound=Counter(p.bound for p in preds).most_common(1)[0][0],
+            flops_by=add("flops_by"),
+            bytes_read=add("bytes_read"),
+            bytes_write=add("bytes_write"),
+            terms_s=add("terms_s"),
+            roofline_time_s=sum(p.roofline_time_s for p in preds),
+            roofline_bound=first.roofline_bound,
+            memory_level=first.memory_level,
+            rates_used=first.rates_used,
+            tile=first.tile,
+            grid=first.grid,
+            wgs_per_cu=first.wgs_per_cu,
+            notes=first.notes,
+            id=first.id,
+            packed=first.packed,
+        )
+
+
+# --- evaluation ------------------------------------------------------------------------------
 def _group_key(c: Case) -> tuple:
     cats = tuple((n, c.params[n]) for n in c.model.categorical)
     nones = tuple(n for n in c.model.numeric if c.params[n] is None)
@@ -36,18 +193,18 @@ def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str 
         raise
 
 
-def evaluate(cases: list[Case], measured: bool = True, warm: bool = False) -> list[dict]:
-    """Rows for validated cases, in their order.
+def evaluate(cases: list[Case], first_principles: bool = False, warm: bool = False) -> list[Prediction]:
+    """One `Prediction` per validated case, in their order.
 
-    ``measured=False``: see `estimate`. ``warm=True``: kernel inputs that fit a cache are served
-    from it (the steady state of a benchmark loop); the default is a cold single run.
+    ``first_principles=True``: see `estimate`. ``warm=True``: kernel inputs that fit a cache are
+    served from it (the steady state of a benchmark loop); the default is a cold single run.
     """
     from perfmodel.models.traffic import warm_caches
 
     groups: dict[tuple, list[Case]] = defaultdict(list)
     for c in cases:
         groups[_group_key(c)].append(c)
-    rows: list[dict | None] = [None] * len(cases)
+    out: list[Prediction | None] = [None] * len(cases)
     pos = {id(c): i for i, c in enumerate(cases)}
     for (arch_key, _kernel, dtype, cats, nones), members in groups.items():
         first = members[0]
@@ -61,10 +218,10 @@ def evaluate(cases: list[Case], measured: bool = True, warm: bool = False) -> li
             params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
         with warm_caches(warm):
             work = run_model(model, params, arch, dtype, where=first.where)
-        est = estimate(work, arch, measured=measured)
-        for j, r in enumerate(result_rows(est, members)):
-            rows[pos[id(members[j])]] = r
-    return rows  # type: ignore[return-value]
+        est = estimate(work, arch, first_principles=first_principles)
+        for j, p in enumerate(batch_predictions(est, members)):
+            out[pos[id(members[j])]] = p
+    return out  # type: ignore[return-value]
 
 
 def _list(x, n: int) -> list:
@@ -76,65 +233,68 @@ def _num(v):
     return int(v) if isinstance(v, float) and v.is_integer() else v
 
 
-def result_rows(est: Estimate, cases: list[Case]) -> list[dict]:
-    """One output-contract dict per case of a batch.
+def _tiles(est: Estimate, n: int) -> list[str | None]:
+    L = est.work.launch
+    if L is None or not np.any(np.asarray(L.tile_m) > 0):
+        return [None] * n
+    tm, tn, tk = (_list(getattr(L, a), n) for a in ("tile_m", "tile_n", "tile_k"))
+    return [f"{int(a)}x{int(b)}x{int(c)}" for a, b, c in zip(tm, tn, tk, strict=True)]
 
-    Arrays become Python lists once per batch (not per row): this loop is what limits
+
+def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
+    """One `Prediction` per case of a batch.
+
+    Arrays become Python lists once per batch (not per case): this loop is what limits
     `perfmodel predict --cases` on large files.
     """
     n = len(cases)
-    arch = est.arch
     work = est.work
-    mem = arch.memory_level
-    time_s = _list(est.time_s, n)
-    flops = _list(work.total_flops, n)
-    bytes_by = {lv: _list(b, n) for lv, b in work.bytes.items()}
-    flops_by = {k: _list(v, n) for k, v in work.flops.items()}
-    terms = {k: _list(v, n) for k, v in est.terms.items()}
-    bound = _list(est.bound, n)
-    rtime = _list(est.roofline_time_s, n)
-    rbound = _list(est.roofline_bound, n)
-    grid = _list(est.occupancy["grid"], n)
-    wgs = _list(est.occupancy["wgs_per_cu"], n)
-    hb = bytes_by.get(mem, [0.0] * n)
-    L = work.launch
-    tiles = [None] * n
-    if L is not None and np.any(np.asarray(L.tile_m) > 0):
-        tm, tn, tk = (_list(getattr(L, a), n) for a in ("tile_m", "tile_n", "tile_k"))
-        tiles = [f"{int(a)}x{int(b)}x{int(c)}" for a, b, c in zip(tm, tn, tk, strict=True)]
+    cols = {
+        "read": {lv: _list(b, n) for lv, b in work.bytes_read.items()},
+        "write": {lv: _list(b, n) for lv, b in work.bytes_write.items()},
+        "flops": {k: _list(v, n) for k, v in work.flops.items()},
+        "terms": {k: _list(v, n) for k, v in est.terms.items()},
+    }
+    time_s, bound = _list(est.time_s, n), _list(est.bound, n)
+    rtime, rbound = _list(est.roofline_time_s, n), _list(est.roofline_bound, n)
+    grid, wgs = _list(est.occupancy["grid"], n), _list(est.occupancy["wgs_per_cu"], n)
+    tiles = _tiles(est, n)
     notes = "; ".join(dict.fromkeys(est.notes)) if est.notes else None
+    rates_used = {t: float(np.ravel(r)[0]) for t, r in est.rates_used.rate.items()}
+    packed = frozenset(work.packed)
+    arch_key, mem = est.arch.key, est.arch.memory_level
     out = []
     for i, c in enumerate(cases):
-        t = time_s[i]
-        f = flops[i]
-        row: dict[str, Any] = {"id": c.id} if c.id is not None else {}
-        row["arch"] = arch.key
-        row["kernel"] = c.kernel
-        row["dtype"] = c.dtype
-        row["shape"] = {k: _num(v) for k, v in c.params.items() if v is not None}
-        row["time_us"] = t * 1e6
-        row["bound"] = bound[i]
-        row["flops"] = f
-        row["flops_by"] = {k: v[i] for k, v in flops_by.items()}
-        row["bytes"] = {k: v[i] for k, v in bytes_by.items()}
-        row["tflops"] = f / t / 1e12 if t > 0 else 0.0
-        row["ai"] = f / hb[i] if hb[i] > 0 else None
-        row["roofline_time_us"] = rtime[i] * 1e6
-        row["roofline_bound"] = rbound[i]
-        row["headroom"] = rtime[i] / t if t > 0 else 1.0
-        row["terms_us"] = {k: v[i] * 1e6 for k, v in terms.items()}
-        row["tile"] = tiles[i]
-        row["grid"] = int(grid[i])
-        row["wgs_per_cu"] = int(wgs[i])
-        if notes:
-            row["notes"] = notes
-        out.append(row)
+        out.append(
+            Prediction(
+                arch=arch_key,
+                kernel=c.kernel,
+                dtype=c.dtype,
+                shape={k: _num(v) for k, v in c.params.items() if v is not None},
+                time_s=time_s[i],
+                bound=bound[i],
+                flops_by={k: v[i] for k, v in cols["flops"].items()},
+                bytes_read={k: v[i] for k, v in cols["read"].items()},
+                bytes_write={k: v[i] for k, v in cols["write"].items()},
+                terms_s={k: v[i] for k, v in cols["terms"].items()},
+                roofline_time_s=rtime[i],
+                roofline_bound=rbound[i],
+                memory_level=mem,
+                rates_used=rates_used,
+                tile=tiles[i],
+                grid=int(grid[i]),
+                wgs_per_cu=int(wgs[i]),
+                notes=notes,
+                id=c.id,
+                packed=packed,
+            )
+        )
     return out
 
 
 def normalize_all(
     raws: Iterable[dict],
-    archs: list[str] | None = None,
+    archs: list[str | Arch] | None = None,
     dtype: str | None = None,
     source: str | None = None,
     kernel: str | None = None,
@@ -150,41 +310,43 @@ def normalize_all(
     return out
 
 
+def predict_on(raw: dict, arch: Arch, index: int = 0, source: str | None = None) -> Prediction:
+    """One case on one `Arch` object (which may carry an overridden clock or CU count): what
+    `perfmodel validate` predicts for an identified kernel."""
+    raw = {k: v for k, v in raw.items() if k != "arch"}
+    return evaluate([normalize(raw, index, arch, source=source)])[0]
+
+
+# --- the Python API --------------------------------------------------------------------------
 class Predictions(list):
-    """A list of result dicts that shows as a table in Jupyter."""
+    """A list of `Prediction` records that shows as a table in Jupyter."""
 
     COLUMNS = ("id", "arch", "kernel", "dtype", "time_us", "bound", "tflops", "ai", "headroom", "tile")
 
+    @property
+    def rows(self) -> list[dict]:
+        """The output-contract dicts, as `perfmodel predict --format json` writes them."""
+        return [p.row() for p in self]
+
     def to_dicts(self) -> list[dict]:
-        return [dict(r) for r in self]
+        return self.rows
 
     def _repr_html_(self) -> str:
-        from perfmodel.output import fmt_cell
+        from perfmodel.tables import html_table
 
-        cols = [c for c in self.COLUMNS if any(c in r for r in self)] + ["shape"]
-        head = "".join(f"<th>{c}</th>" for c in cols)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{_html_cell(r.get(c), fmt_cell)}</td>" for c in cols) + "</tr>" for r in self
-        )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        rows = self.rows
+        cols = [c for c in self.COLUMNS if any(c in r for r in rows)] + ["shape"]
+        return html_table(rows, cols)
 
     def __repr__(self) -> str:
         from perfmodel.output import render
 
-        return render([{k: r.get(k) for k in self.COLUMNS if k in r} for r in self], "table")
-
-
-def _html_cell(v, fmt_cell) -> str:
-    import html
-
-    if isinstance(v, dict):
-        return html.escape(" ".join(f"{k}={fmt_cell(x)}" for k, x in v.items()))
-    return html.escape(fmt_cell(v))
+        return render([{k: r.get(k) for k in self.COLUMNS if k in r} for r in self.rows], "table")
 
 
 def predict(
     kernel: str | None = None,
-    arch: str | list[str] = "mi300x",
+    arch: str | Arch | list[str | Arch] = DEFAULT_ARCH,
     dtype: str | None = None,
     cases: Iterable[dict] | None = None,
     warm: bool = False,
@@ -197,91 +359,6 @@ def predict(
     whose inputs fit a cache; the default is a single cold run.
     """
     archs = [arch] if isinstance(arch, (str, Arch)) else list(arch)
-    archs = [a.path if isinstance(a, Arch) else a for a in archs]
     raws = list(cases) if cases is not None else [dict(params, kernel=kernel)]
     return Predictions(evaluate(normalize_all(raws, archs, dtype, kernel=kernel), warm=warm))
 
-
-class Sweep:
-    """Arrays from a vectorised sweep, shaped like the broadcast of the inputs."""
-
-    def __init__(self, est: Estimate, shape: tuple):
-        self.estimate = est
-        self.shape = shape
-
-    def _r(self, x) -> np.ndarray:
-        return np.broadcast_to(np.asarray(x), self.shape)
-
-    @property
-    def time_s(self) -> np.ndarray:
-        return self._r(self.estimate.time_s)
-
-    @property
-    def bound(self) -> np.ndarray:
-        return self._r(self.estimate.bound)
-
-    @property
-    def tflops(self) -> np.ndarray:
-        return self._r(self.estimate.tflops)
-
-    @property
-    def headroom(self) -> np.ndarray:
-        return self._r(self.estimate.headroom)
-
-    @property
-    def roofline_time_s(self) -> np.ndarray:
-        return self._r(self.estimate.roofline_time_s)
-
-    def term(self, name: str) -> np.ndarray:
-        return self._r(self.estimate.terms[name])
-
-    @property
-    def terms(self) -> list[str]:
-        return list(self.estimate.terms)
-
-
-def sweep(kernel: str, arch: str | Arch = "mi300x", dtype: str | None = None, warm: bool = False, **params: Any) -> Sweep:
-    """Vectorised: numeric parameters may be numpy arrays (broadcast together); returns arrays.
-
-    ``sweep("gemm", "mi300x", "bf16", m=M[:, None], n=N[None, :], k=4096).bound`` is a 2-D map of
-    bound classes over M x N.
-    """
-    from perfmodel.models.registry import convert_param, get_model
-
-    model = get_model(kernel)
-    a = load_arch(arch)
-    dtype = dtype or model.default_dtype
-    for k in params:
-        if k not in model.params:
-            from perfmodel.errors import did_you_mean
-
-            raise InputError(f"unknown parameter for {kernel}{did_you_mean(k, model.params)}", key=k)
-    arrays = {k: np.asarray(v) for k, v in params.items() if model.params[k].kind in (int, float)}
-    shape = np.broadcast_shapes(*[v.shape for v in arrays.values()]) if arrays else ()
-    p: dict[str, Any] = {}
-    for name, spec in model.params.items():
-        if name in arrays:
-            v = np.broadcast_to(arrays[name].astype(float), shape).ravel()
-            if np.any(v < spec.minimum) or not np.all(np.isfinite(v)):
-                raise InputError(f"expected values >= {spec.minimum:g}", key=name)
-            p[name] = v
-        elif name in params:
-            p[name] = convert_param(spec, params[name], None)
-        elif spec.required:
-            raise InputError(f"missing required parameter of {kernel}", key=name)
-        else:
-            p[name] = spec.default
-    from perfmodel.models.traffic import warm_caches
-
-    with warm_caches(warm):
-        work = run_model(model, p, a, dtype)
-    est = estimate(work, a)
-    # results are flat over the batch; reshape lazily through the Sweep
-    return _ReshapedSweep(est, shape)
-
-
-class _ReshapedSweep(Sweep):
-    def _r(self, x) -> np.ndarray:
-        x = np.asarray(x)
-        n = int(np.prod(self.shape)) if self.shape else 1
-        return np.broadcast_to(x, (n,)).reshape(self.shape) if x.ndim <= 1 else x

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfmodel.arch import Arch, Ceiling, load_arch
+from perfmodel.arch import Arch, Roof, load_arch
+from perfmodel.vocab import bound_label, compute_term, memory_term, split_flop_key
 
 
 def attainable(ai, peak_flops: float, bandwidth: float) -> np.ndarray:
@@ -42,10 +43,25 @@ def term_times(
     """
     out: dict[str, np.ndarray] = {}
     for k, f in flops.items():
-        out[f"compute:{k}"] = np.asarray(f, dtype=float) / rates[k]
+        out[compute_term(k)] = np.asarray(f, dtype=float) / rates[k]
     for lv, b in bytes_.items():
-        out[f"memory:{lv}"] = np.asarray(b, dtype=float) / bandwidths[lv]
+        out[memory_term(lv)] = np.asarray(b, dtype=float) / bandwidths[lv]
     return out
+
+
+def largest_term(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(index of the largest term, its value) elementwise; the first wins ties.
+
+    One pass per term over contiguous arrays: much faster than argmax over a stacked axis on
+    the large batches the estimator sees.
+    """
+    best = np.array(arrays[0], dtype=float, copy=True)
+    idx = np.zeros(best.shape, dtype=np.intp)
+    for i, a in enumerate(arrays[1:], 1):
+        better = a > best
+        np.copyto(best, a, where=better)
+        idx[better] = i
+    return idx, best
 
 
 def classify(times: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -57,17 +73,10 @@ def classify(times: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     names = list(times)
     if not names:
         raise ValueError("nothing to classify: no FLOPs and no bytes")
-    stack = np.stack(np.broadcast_arrays(*[np.asarray(times[n], dtype=float) for n in names]))
-    idx = np.argmax(stack, axis=0)
+    arrays = np.broadcast_arrays(*[np.asarray(times[n], dtype=float) for n in names])
+    idx, best = largest_term(arrays)
     labels = np.array([bound_label(n) for n in names], dtype=object)
-    return labels[idx], stack.max(axis=0)
-
-
-def bound_label(term: str) -> str:
-    """The bound class of a term: 'compute:mfma:bf16' -> 'compute:mfma'; 'memory:hbm' stays."""
-    if term.startswith("compute:"):
-        return "compute:" + term.split(":")[1]
-    return term
+    return labels[idx], best
 
 
 @dataclass
@@ -75,30 +84,32 @@ class RooflineModel:
     """The ceilings of one arch, with the numbers a plot or table needs."""
 
     arch: Arch
-    compute: list[Ceiling]
-    memory: list[Ceiling]
+    compute: list[Roof]
+    memory: list[Roof]
 
-    def ridge_points(self, measured: bool = False) -> list[dict]:
+    def ridge_points(self, achievable: bool = False) -> list[dict]:
         """AI at which each memory roof meets each compute roof."""
         rows = []
         for c in self.compute:
             for m in self.memory:
-                cp = c.measured if measured else c.theoretical
-                bw = m.measured if measured else m.theoretical
+                cp = c.achievable if achievable else c.theoretical
+                bw = m.achievable if achievable else m.theoretical
                 if cp is None or bw is None:
                     continue
                 rows.append({"compute": c.name, "level": m.name, "ridge_flop_per_byte": ridge(cp, bw)})
         return rows
 
-    def attainable(self, ai, compute: str, level: str, measured: bool = False) -> np.ndarray:
+    def attainable(self, ai, compute: str, level: str, achievable: bool = False) -> np.ndarray:
         c = next(x for x in self.compute if x.name == compute)
         m = next(x for x in self.memory if x.name == level)
-        cp = c.measured if measured and c.measured else c.theoretical
-        bw = m.measured if measured and m.measured else m.theoretical
+        cp = c.achievable if achievable and c.achievable else c.theoretical
+        bw = m.achievable if achievable and m.achievable else m.theoretical
         return attainable(ai, cp, bw)
 
     def table(self) -> list[dict]:
-        """One row per ceiling: theoretical and measured side by side, with sources."""
+        """One row per roof: theoretical and achievable side by side, with sources.
+
+        The column keeps its published name ``measured`` (the archspec's benchmark figure)."""
         hbm = next((m for m in self.memory if m.name == self.arch.memory_level), None)
         rows = []
         for c in self.compute:
@@ -107,11 +118,11 @@ class RooflineModel:
                     "ceiling": c.name + (" (sparse)" if c.sparse else ""),
                     "kind": "compute",
                     "theoretical": c.theoretical / 1e12,
-                    "measured": c.measured / 1e12 if c.measured else None,
+                    "measured": c.achievable / 1e12 if c.achievable else None,
                     "unit": "TFLOP/s",
                     "ridge_vs_" + self.arch.memory_level: ridge(c.theoretical, hbm.theoretical) if hbm else None,
                     "source": c.source.split(":")[0],
-                    "measured_by": c.measured_source,
+                    "measured_by": c.achievable_source,
                     "source_text": c.source,
                 }
             )
@@ -121,11 +132,11 @@ class RooflineModel:
                     "ceiling": m.name,
                     "kind": "memory",
                     "theoretical": m.theoretical / 1e12,
-                    "measured": m.measured / 1e12 if m.measured else None,
+                    "measured": m.achievable / 1e12 if m.achievable else None,
                     "unit": "TB/s",
                     "ridge_vs_" + self.arch.memory_level: None,
                     "source": m.source.split(":")[0],
-                    "measured_by": m.measured_source,
+                    "measured_by": m.achievable_source,
                     "source_text": m.source,
                 }
             )
@@ -135,9 +146,9 @@ class RooflineModel:
 def roofline(arch: str | Arch, dtypes: list[str] | None = None, sparse: bool = False) -> RooflineModel:
     """The roofline of an arch, optionally restricted to some dtypes."""
     a = load_arch(arch)
-    ceilings = a.ceilings(dtypes=dtypes, sparse=sparse)
+    ceilings = a.roofs(dtypes=dtypes, sparse=sparse)
     if dtypes:
-        known = {c.name.split(":")[1] for c in a.ceilings() if c.kind == "compute"}
+        known = {split_flop_key(c.name)[1] for c in a.roofs() if c.kind == "compute"}
         for d in dtypes:
             if d not in known:
                 from perfmodel.errors import InputError

@@ -52,10 +52,3 @@ def dimension(unit: str) -> str:
 
 def units_of(dim: str) -> list[str]:
     return [u for u, (d, _) in UNITS.items() if d == dim]
-
-
-def human_bytes(n: float) -> str:
-    for unit, f in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if n >= f:
-            return f"{n / f:g} {unit}"
-    return f"{n:g} B"

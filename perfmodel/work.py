@@ -17,15 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
-def flop_key(pipe: str, dtype: str) -> str:
-    """The one spelling of a FLOP key."""
-    return f"{pipe}:{dtype}"
-
-
-def split_flop_key(key: str) -> tuple[str, str]:
-    pipe, _, dtype = key.partition(":")
-    return pipe, dtype
+from perfmodel.vocab import flop_key
 
 
 @dataclass
@@ -45,8 +37,25 @@ class Launch:
     bytes_in_flight_per_wave: Any = 0  # outstanding memory bytes one wave keeps in flight; 0 = default
 
 
+class LevelBytes:
+    """Bytes per memory level as reads, writes and (for counters that do not split them)
+    unsplit traffic; ``bytes`` is their sum. Shared by `Work`, `Measurement` and `Prediction`,
+    so a prediction and a measurement add up their bytes the same way."""
+
+    __slots__ = ()
+    bytes_read: dict
+    bytes_write: dict
+
+    @property
+    def bytes(self) -> dict:
+        """Bytes moved at each level: reads plus writes (plus unsplit traffic)."""
+        r, w = self.bytes_read, self.bytes_write
+        u = getattr(self, "bytes_unsplit", None) or {}
+        return {lv: r.get(lv, 0.0) + w.get(lv, 0.0) + u.get(lv, 0.0) for lv in dict.fromkeys([*r, *w, *u])}
+
+
 @dataclass
-class Work:
+class Work(LevelBytes):
     """FLOPs per (pipe, dtype) and bytes per memory level, plus launch geometry."""
 
     flops: dict[str, float] = field(default_factory=dict)
@@ -57,12 +66,6 @@ class Work:
     # FLOP keys issued as packed or dual-issue VALU instructions (v_pk_fma_f32, half2 maths):
     # timed at the spec's full VALU rate instead of the plain single-issue rate
     packed: set[str] = field(default_factory=set)
-
-    @property
-    def bytes(self) -> dict[str, float]:
-        """Bytes moved at each level, reads plus writes."""
-        levels = list(dict.fromkeys([*self.bytes_read, *self.bytes_write]))
-        return {lv: self.bytes_read.get(lv, 0.0) + self.bytes_write.get(lv, 0.0) for lv in levels}
 
     @property
     def total_flops(self):
@@ -76,11 +79,3 @@ class Work:
     def add_bytes(self, level: str, read=0.0, write=0.0) -> None:
         self.bytes_read[level] = self.bytes_read.get(level, 0.0) + read
         self.bytes_write[level] = self.bytes_write.get(level, 0.0) + write
-
-    def intensity(self, level: str):
-        """FLOPs per byte at one level (inf where no bytes move there)."""
-        import numpy as np
-
-        b = np.asarray(self.bytes.get(level, 0.0), dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(b > 0, np.asarray(self.total_flops, dtype=float) / np.where(b > 0, b, 1), np.inf)

@@ -9,7 +9,7 @@ Two sources of truth, both real:
 
 A published point whose figure is itself the ceiling the estimator used (the archspec's
 `measured:` entry) is in-sample: its agreement is circular. The report gives the statistics with
-and without them, and for the first-principles estimate (`measured=False`: no per-GPU
+and without them, and for the first-principles estimate (`first_principles=True`: no per-GPU
 measurement at all), which is the honest view for GPUs we hold no measurement of.
 
 Run:  python scripts/accuracy.py [--out docs/accuracy.md]
@@ -99,7 +99,7 @@ def rocprof_points() -> list[dict]:
     return pts
 
 
-def published_points(measured: bool) -> list[dict]:
+def published_points(first_principles: bool) -> list[dict]:
     from perfmodel.arch import load_arch
     from perfmodel.estimate import gemm_level_figures
     from perfmodel.prediction import evaluate, normalize_all
@@ -108,21 +108,21 @@ def published_points(measured: bool) -> list[dict]:
     for p in yaml.safe_load((ROOT / "scripts" / "published_measurements.yaml").read_text()):
         arch = load_arch(p["arch"])
         value = float(p["measured"])
-        row = evaluate(normalize_all([dict(p["case"])], [p["arch"]]), measured=measured)[0]
+        row = evaluate(normalize_all([dict(p["case"])], [p["arch"]]), first_principles=first_principles)[0]
         if p["metric"] == "flops":
-            t_meas = row["flops"] / value
+            t_meas = row.flops / value
             figs = gemm_level_figures(arch, arch.matrix_pipe) if arch.matrix_pipe else {}
-            ceilings = [figs.get(row["dtype"])]
+            ceilings = [figs.get(row.dtype)]
         else:
-            t_meas = row["bytes"][arch.memory_level] / value
-            ceilings = [arch.measured_bandwidth(arch.memory_level)]
+            t_meas = row.bytes[arch.memory_level] / value
+            ceilings = [arch.achievable_bandwidth(arch.memory_level)]
         # in-sample: the figure is the very ceiling the estimator used for this point
-        in_sample = measured and any(c is not None and abs(c.value - value) <= 0.01 * value for c in ceilings)
+        in_sample = not first_principles and any(c is not None and abs(c.value - value) <= 0.01 * value for c in ceilings)
         pts.append(
             {
                 "group": "published " + ("GEMM" if p["metric"] == "flops" else "stream"),
-                "what": f"{p['arch']} {p['case']['kernel']} {row['dtype']} {' '.join(f'{k}={v}' for k, v in p['case'].items() if k not in ('kernel', 'dtype'))}",
-                "error": row["time_us"] * 1e-6 / t_meas - 1,
+                "what": f"{p['arch']} {p['case']['kernel']} {row.dtype} {' '.join(f'{k}={v}' for k, v in p['case'].items() if k not in ('kernel', 'dtype'))}",
+                "error": row.time_s / t_meas - 1,
                 "bound_agrees": None,
                 "in_sample": in_sample,
                 "timed_fully": True,
@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "accuracy.md"))
     args = ap.parse_args(argv)
     roc = rocprof_points()
-    pub = published_points(measured=True)
-    pub_fp = published_points(measured=False)
+    pub = published_points(first_principles=False)
+    pub_fp = published_points(first_principles=True)
     timed = [p for p in roc if p["timed_fully"]]
     held_out = timed + [p for p in pub if not p["in_sample"]]
     lines = [
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         *table("Headline: every point that is not in-sample (integer mixbench kernels excluded, see below)", held_out),
         *table("rocprof kernels, all (integer mixbench kernels included: the specs have no integer VALU rate, so their compute is not timed)", roc),
         *table("Published figures, as shipped (in-sample points included)", pub),
-        *table("Published figures, first principles (`measured=False`: no per-GPU measurement used)", pub_fp),
+        *table("Published figures, first principles (`first_principles=True`: no per-GPU measurement used)", pub_fp),
         "### Published points, one by one",
         "",
         "| point | source | error as shipped | in-sample | error first-principles |",

@@ -61,7 +61,7 @@ cells = [
         "    ax.loglog(S, s.tflops, marker='o', label=arch)\n"
         "ax.set_xlabel('sequence length'); ax.set_ylabel('predicted TFLOP/s'); ax.legend()\n"
         "rows = perfmodel.predict('attention', 'mi300x', dtype='bf16', batch=1, heads=32, kv_heads=8, seq_q=8192, head_dim=128, causal=True)\n"
-        "rows[0]['terms_us']"
+        "rows[0].terms_us"
     ),
     nbf.v4.new_markdown_cell("## Decode attention over a long KV cache: pure streaming"),
     nbf.v4.new_code_cell(

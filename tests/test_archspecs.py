@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 from click.testing import CliRunner
 
+from data_paths import VENDOR_PEAKS
 from perfmodel.arch import Arch, arch_keys, archspec_dir, load_all, load_arch
-from perfmodel.archspec import Quantity
+from perfmodel.archspec import SpecValue
 from perfmodel.cli.main import cli
 
 KEYS = sorted(
     "mi100 mi210 mi250 mi250x mi300a mi300x mi308x mi325x mi350x mi355x "
     "rx6900xt w6800 rx7900xtx w7900 rx9070xt r9700 a100 h100 h200".split()
 )
-VENDOR = Path(__file__).parent / "data" / "vendor_peaks"
 SCALE = {"TFLOP/s": 1e12, "TOP/s": 1e12, "TB/s": 1e12, "GB/s": 1e9}
 
 
 def _vendor_figures():
     out = []
-    for f in sorted(VENDOR.glob("*.yaml")):
+    for f in sorted(VENDOR_PEAKS.glob("*.yaml")):
         for i, fig in enumerate(yaml.safe_load(f.read_text())):
             sparse = " sparse" if fig.get("sparse") else ""
             out.append(pytest.param(f.stem, fig, id=f"{f.stem}-{fig['what']}{sparse}-{i}"))
@@ -44,10 +42,10 @@ def test_archspec_loads(key):
     assert a.capacity(a.memory_level) > 0
     assert a.wave_size in (32, 64)
     assert a.pipes(), "no compute pipes"
-    for c in a.ceilings(sparse=True):
+    for c in a.roofs(sparse=True):
         assert c.theoretical > 0, c
-        if c.measured is not None:
-            assert c.measured > 0, c
+        if c.achievable is not None:
+            assert c.achievable > 0, c
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -56,7 +54,7 @@ def test_every_quantity_has_a_declared_source(key):
     seen = []
 
     def visit(node, path):
-        if isinstance(node, Quantity):
+        if isinstance(node, SpecValue):
             seen.append(path)
             assert node.source, f"{key}: {path} has no source"
             assert node.source in a.sources, f"{key}: {path} cites undeclared source {node.source!r}"
@@ -75,7 +73,7 @@ def test_every_quantity_has_a_declared_source(key):
 
 
 def test_every_archspec_has_vendor_figures():
-    assert sorted(p.stem for p in VENDOR.glob("*.yaml")) == KEYS
+    assert sorted(p.stem for p in VENDOR_PEAKS.glob("*.yaml")) == KEYS
 
 
 @pytest.mark.parametrize(("key", "fig"), _vendor_figures())

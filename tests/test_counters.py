@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 
+from data_paths import (
+    GFX1153_LONG,
+    MIXBENCH_MI200,
+    VCOPY_2024,
+    VCOPY_2025,
+    VCOPY_MI200,
+    VCOPY_MI300X_LONG,
+    VCOPY_MI350,
+)
 from perfmodel.counters import aggregate, available_targets, compat_mean_rates, derive, derive_workload, load
 from perfmodel.counters.aggregate import compat_per_wave
 from perfmodel.counters.expr import ExprError, parse
@@ -14,22 +22,17 @@ from perfmodel.counters.flags import above_peak, ratios
 from perfmodel.errors import InputError
 from perfmodel.readers import Dispatch, read_workload
 
-DATA = Path(__file__).parent / "data" / "rocprof"
-MIX200 = DATA / "rocprofiler-compute/legacy_2022/mixbench/mi200"
-VCOPY24 = DATA / "rocprofiler-compute/tests_workloads_2024/vcopy"
-VCOPY25 = DATA / "rocm-systems/tests_workloads_2025/vcopy"
-GFX1153 = DATA / "rocm-systems/index_2026/tests/workloads/ipblocks_CU/RDNA35_KRACKAN2/results_pmc_perf_1.csv"
 MIB8 = 8 * 2**20
 
 
 def _golden(table: str) -> dict[str, list[str]]:
-    with open(MIX200 / "prev_analysis" / table, newline="") as fh:
+    with open(MIXBENCH_MI200 / "prev_analysis" / table, newline="") as fh:
         return {r[0]: r[1:] for r in csv.reader(fh)}
 
 
 @pytest.fixture(scope="module")
 def mix200():
-    return derive_workload(read_workload(MIX200))
+    return derive_workload(read_workload(MIXBENCH_MI200))
 
 
 def test_golden_speed_of_light_201(mix200):
@@ -85,13 +88,13 @@ def test_default_aggregation_is_ratio_of_sums(mix200):
 @pytest.mark.parametrize(
     "path",
     [
-        VCOPY24 / "MI100",
-        VCOPY24 / "MI200",
-        VCOPY24 / "MI300A_A1",
-        VCOPY24 / "MI300X_A1",
-        VCOPY25 / "MI350",
-        VCOPY25 / "MI300X_A1_rocpd",
-        VCOPY25 / "MI300X_A1_rocpd" / "pmc_perf.csv",
+        VCOPY_2024 / "MI100",
+        VCOPY_MI200,
+        VCOPY_2024 / "MI300A_A1",
+        VCOPY_2024 / "MI300X_A1",
+        VCOPY_MI350,
+        VCOPY_2025 / "MI300X_A1_rocpd",
+        VCOPY_MI300X_LONG,
     ],
 )
 def test_vcopy_moves_8mib_each_way(path):
@@ -108,10 +111,10 @@ def test_vcopy_moves_8mib_each_way(path):
 
 
 def test_gfx950_uses_128b_read_fallback_and_says_so():
-    ms = derive_workload(read_workload(VCOPY25 / "MI350"))
+    ms = derive_workload(read_workload(VCOPY_MI350))
     assert any("non-32-byte HBM reads counted as 128 B" in n for n in ms[0].notes)
     # with the gfx942 formula the reads come out half (TCC_BUBBLE is 0 on gfx950)
-    m942 = derive(read_workload(VCOPY25 / "MI350").dispatches[0], "gfx942")
+    m942 = derive(read_workload(VCOPY_MI350).dispatches[0], "gfx942")
     assert m942.bytes_read["hbm"] == pytest.approx(MIB8 / 2, rel=0.01)
 
 
@@ -132,7 +135,7 @@ def test_gfx950_prefers_request_size_bins():
 
 
 def test_gfx1153_rdna_read_bytes():
-    wl = read_workload(GFX1153)
+    wl = read_workload(GFX1153_LONG)
     ms = derive_workload(wl, gfx="gfx1153")
     for m in ms:
         assert m.bytes_read["vram"] == pytest.approx(MIB8, rel=0.01)
@@ -142,14 +145,14 @@ def test_gfx1153_rdna_read_bytes():
 
 def test_mi300_corrupt_timestamps_flagged_not_printed():
     for gpu in ("MI300A_A1", "MI300X_A1"):
-        for m in derive_workload(read_workload(VCOPY24 / gpu)):
+        for m in derive_workload(read_workload(VCOPY_2024 / gpu)):
             assert m.time_s is None and m.time_us is None and m.bandwidth() == {}
             assert any(f.startswith("corrupt-timestamp") for f in m.flags)
             assert m.as_row()["time_us"] is None
 
 
 def test_time_source_recorded():
-    m = derive_workload(read_workload(VCOPY24 / "MI200"))[0]
+    m = derive_workload(read_workload(VCOPY_MI200))[0]
     assert m.time_source == "timestamps.csv (counter-free timing pass)"
     assert m.time_us == pytest.approx(20.48)
     assert m.clock_hz == pytest.approx(29465 / 20.48e-6)
@@ -161,7 +164,7 @@ def test_clock_above_max_flagged(mix200):
 
 
 def test_above_peak_and_bound():
-    m = derive_workload(read_workload(VCOPY24 / "MI200"))[0]
+    m = derive_workload(read_workload(VCOPY_MI200))[0]
     bw = m.bandwidth()["hbm"]
     assert m.measured_bound({"hbm": 1.6384e12, "l2": 1e14, "l1": 1e14, "lds": 1e14}) == "memory:hbm"
     assert above_peak(m, {"hbm": bw / 2}) and not above_peak(m, {"hbm": 1.6384e12})

@@ -102,3 +102,18 @@ def test_moe_monotonic_and_vectorised():
 def test_moe_topk_above_experts_raises():
     with pytest.raises(InputError):
         run("moe", tokens=4, experts=4, topk=8, hidden=8, inter=8)
+
+
+def test_fused_epilogue_writes_its_share_of_c():
+    """out_scale=0.5 (MoE's up+gate -> SiLU*up) writes half of C; the reads are unchanged."""
+    from perfmodel.arch import load_arch
+    from perfmodel.models.gemm_tiling import gemm_work
+
+    a = load_arch("mi300x")
+    m, n, k = (np.array([v]) for v in (4096.0, 28672.0, 4096.0))
+    full, _ = gemm_work(a, "bf16", m, n, k, 1.0)
+    half, _ = gemm_work(a, "bf16", m, n, k, 1.0, out_scale=0.5)
+    c_bytes = 4096 * 28672 * 2
+    assert full.bytes_write["hbm"][0] == c_bytes
+    assert half.bytes_write["hbm"][0] == c_bytes / 2
+    assert half.bytes_read["hbm"][0] == full.bytes_read["hbm"][0]

@@ -3,27 +3,21 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 
+from data_paths import GFX1153_LONG, MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200, VCOPY_MI300X_LONG, VCOPY_MI350
 from perfmodel.readers import detect_format, read_workload
-
-DATA = Path(__file__).parent / "data" / "rocprof"
-MIX200 = DATA / "rocprofiler-compute/legacy_2022/mixbench/mi200"
-VCOPY24 = DATA / "rocprofiler-compute/tests_workloads_2024/vcopy"
-VCOPY25 = DATA / "rocm-systems/tests_workloads_2025/vcopy"
-GFX1153 = DATA / "rocm-systems/index_2026/tests/workloads/ipblocks_CU/RDNA35_KRACKAN2/results_pmc_perf_1.csv"
 
 
 @pytest.mark.parametrize(
     "path, fmt",
     [
-        (MIX200, "rocprof-compute workload"),
-        (MIX200 / "pmc_perf.csv", "rocprof csv (wide)"),
-        (VCOPY24 / "MI300X_A1" / "pmc_perf.csv", "rocprof csv (wide)"),
-        (VCOPY25 / "MI300X_A1_rocpd" / "pmc_perf.csv", "counter csv (long)"),
-        (GFX1153, "counter csv (long)"),
+        (MIXBENCH_MI200, "rocprof-compute workload"),
+        (MIXBENCH_MI200 / "pmc_perf.csv", "rocprof csv (wide)"),
+        (VCOPY_2024 / "MI300X_A1" / "pmc_perf.csv", "rocprof csv (wide)"),
+        (VCOPY_MI300X_LONG, "counter csv (long)"),
+        (GFX1153_LONG, "counter csv (long)"),
     ],
 )
 def test_detect(path, fmt):
@@ -31,7 +25,7 @@ def test_detect(path, fmt):
 
 
 def test_v1_headers_and_timing_pass():
-    wl = read_workload(MIX200)
+    wl = read_workload(MIXBENCH_MI200)
     assert wl.gfx == "gfx90a" and len(wl.dispatches) == 167
     d = wl.dispatches[1]
     assert d.kernel == "void benchmark_func<short, 256, 8u, 0u>(short, short*)"
@@ -42,16 +36,16 @@ def test_v1_headers_and_timing_pass():
 
 
 def test_roofline_csv_typo_headers_fixed():
-    wl = read_workload(MIX200)
+    wl = read_workload(MIXBENCH_MI200)
     ceil = wl.roofline["0"]
     assert ceil["HBMBw"] == pytest.approx(1406.8727)
     assert ceil["HBMBwHigh"] == pytest.approx(1408.0273)  # spelled hbmBwHigh in the file
     assert ceil["MFMAI8OpsLow"] == pytest.approx(166646.77)  # spelled MFMAFI8OpsLow
-    assert len(read_workload(VCOPY24 / "MI200").roofline) == 4
+    assert len(read_workload(VCOPY_MI200).roofline) == 4
 
 
 def test_sysinfo_zero_clock_is_unknown_not_zero():
-    wl = read_workload(VCOPY25 / "MI350")
+    wl = read_workload(VCOPY_MI350)
     assert wl.gfx == "gfx950"
     assert wl.sysinfo["max_sclk_mhz"] is None
     assert any("max_sclk is 0" in n for n in wl.notes)
@@ -59,7 +53,7 @@ def test_sysinfo_zero_clock_is_unknown_not_zero():
 
 
 def test_per_pass_join_mi350():
-    wl = read_workload(VCOPY25 / "MI350")
+    wl = read_workload(VCOPY_MI350)
     d0 = wl.dispatches[0]
     assert len(d0.pass_durations_ns) == 8
     assert min(d0.pass_durations_ns) == pytest.approx(20959, abs=1)
@@ -72,7 +66,7 @@ def test_per_pass_join_mi350():
 
 def test_per_pass_files_alone_are_joined(tmp_path):
     for i in range(8):
-        src = VCOPY25 / "MI350" / f"pmc_perf_{i}.csv"
+        src = VCOPY_MI350 / f"pmc_perf_{i}.csv"
         (tmp_path / src.name).write_bytes(src.read_bytes())
     wl = read_workload(tmp_path)
     assert len(wl.dispatches) == 3
@@ -82,7 +76,7 @@ def test_per_pass_files_alone_are_joined(tmp_path):
 
 
 def test_rocpd_long_passes():
-    wl = read_workload(VCOPY25 / "MI300X_A1_rocpd" / "pmc_perf.csv")
+    wl = read_workload(VCOPY_MI300X_LONG)
     assert wl.gfx == "gfx942"
     assert [d.index for d in wl.dispatches] == [1, 2, 3]
     d = wl.dispatches[0]
@@ -93,7 +87,7 @@ def test_rocpd_long_passes():
 
 
 def test_float_notation_timestamps_flagged():
-    wl = read_workload(VCOPY24 / "MI300A_A1")
+    wl = read_workload(VCOPY_2024 / "MI300A_A1")
     for d in wl.dispatches:
         assert d.duration_ns == 0
         assert any("float notation" in f for f in d.flags)
@@ -101,7 +95,7 @@ def test_float_notation_timestamps_flagged():
 
 def test_rocprofv3_csv_directory(tmp_path):
     """A rocprofv3 run: long counter_collection + kernel trace + agent info (real MI300X values)."""
-    src = VCOPY25 / "MI300X_A1_rocpd" / "pmc_perf.csv"
+    src = VCOPY_MI300X_LONG
     with open(src, newline="") as fh:
         rows = list(csv.DictReader(fh))
     cc = tmp_path / "123_counter_collection.csv"

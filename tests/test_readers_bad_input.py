@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from data_paths import VCOPY_MI200
 from perfmodel.counters import derive_workload
 from perfmodel.errors import InputError
 from perfmodel.readers import read_workload
 
-DATA = Path(__file__).parent / "data" / "rocprof"
-VCOPY200 = DATA / "rocprofiler-compute/tests_workloads_2024/vcopy/MI200"
-
 
 def _lines():
-    return (VCOPY200 / "pmc_perf.csv").read_text().splitlines(keepends=True)
+    return (VCOPY_MI200 / "pmc_perf.csv").read_text().splitlines(keepends=True)
 
 
 def _raises(path, pattern, derive=False):
@@ -30,7 +26,7 @@ def _raises(path, pattern, derive=False):
 
 def _copy_dir(tmp_path, lines):
     (tmp_path / "pmc_perf.csv").write_text("".join(lines))
-    (tmp_path / "sysinfo.csv").write_bytes((VCOPY200 / "sysinfo.csv").read_bytes())
+    (tmp_path / "sysinfo.csv").write_bytes((VCOPY_MI200 / "sysinfo.csv").read_bytes())
     return tmp_path
 
 

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from data_paths import VCOPY_MI300X_LONG
 from perfmodel.counters import derive_workload
 from perfmodel.errors import InputError
 from perfmodel.readers import detect_format, read_workload
 
-DATA = Path(__file__).parent / "data" / "rocprof"
-LONG = DATA / "rocm-systems/tests_workloads_2025/vcopy/MI300X_A1_rocpd/pmc_perf.csv"
 UUID = "_0195f0a1_7c2e_7000_8000_000000000001"
 
 SCHEMA = """
@@ -73,7 +72,7 @@ COUNTERS = (
 
 
 def build_db(path: Path, gfx_names=("gfx942",)) -> None:
-    with open(LONG, newline="") as fh:
+    with open(VCOPY_MI300X_LONG, newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r["Counter_Name"] in COUNTERS]
     con = sqlite3.connect(path)
     con.executescript(SCHEMA.format(u=UUID))

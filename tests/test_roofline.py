@@ -172,7 +172,7 @@ def test_ridge_points_theoretical_and_measured():
     a = load_arch("mi300x")
     assert r["ridge_flop_per_byte"] == pytest.approx(a.peak_flops("mfma", "bf16") / a.bandwidth("hbm"))
     assert r["ridge_flop_per_byte"] == pytest.approx(1307.4e12 / 5.3248e12, rel=1e-3)
-    meas = m.ridge_points(measured=True)
+    meas = m.ridge_points(achievable=True)
     # only ceilings that have a measured value on both sides
     assert 0 < len(meas) < len(rows)
     rb = next(x for x in meas if x["compute"] == "mfma:bf16" and x["level"] == "hbm")
@@ -184,10 +184,10 @@ def test_model_attainable_and_measured_fallback():
     a = load_arch("mi300x")
     y = m.attainable(np.array([1.0, 1e4]), "mfma:bf16", "hbm")
     np.testing.assert_allclose(y, [a.bandwidth("hbm"), a.peak_flops("mfma", "bf16")])
-    ym = m.attainable(np.array([1.0, 1e4]), "mfma:bf16", "hbm", measured=True)
+    ym = m.attainable(np.array([1.0, 1e4]), "mfma:bf16", "hbm", achievable=True)
     np.testing.assert_allclose(ym, [4.11e12, 708e12])
     # a roof without a measured value falls back to the theoretical one
-    yl = m.attainable(1e6, "mfma:fp64", "lds", measured=True)
+    yl = m.attainable(1e6, "mfma:fp64", "lds", achievable=True)
     assert float(yl) == pytest.approx(a.peak_flops("mfma", "fp64"))
 
 

@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
+from data_paths import MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200, VCOPY_MI350
 from perfmodel.errors import InputError
 from perfmodel.validate import validate
 from perfmodel.validate.identify import builtin_case, load_manifest, short_name
 
-DATA = Path(__file__).parent / "data" / "rocprof"
-MIXBENCH = DATA / "rocprofiler-compute" / "legacy_2022" / "mixbench" / "mi200"
-VCOPY = DATA / "rocprofiler-compute" / "tests_workloads_2024" / "vcopy"
-VCOPY_MI350 = DATA / "rocm-systems" / "tests_workloads_2025" / "vcopy" / "MI350"
 PAT = re.compile(r"benchmark_func<(.+?), 256, 8u, (\d+)u>")
 
 
 @pytest.fixture(scope="module")
 def mix():
-    return validate(str(MIXBENCH), per_dispatch=True)
+    return validate(str(MIXBENCH_MI200), per_dispatch=True)
 
 
 def _elem(kernel: str) -> tuple[str, int]:
@@ -94,13 +90,13 @@ def test_mixbench_bound_and_explanation(mix):
 
 def test_vcopy_identified_and_predicted():
     for gpu in ("MI100", "MI200"):
-        v = validate(str(VCOPY / gpu))
+        v = validate(str(VCOPY_2024 / gpu))
         (r,) = v.rows
         assert r["identified"] == "built-in" and r["count"] == 3
         assert r["case"]["kernel"] == "stream" and r["case"]["n"] == 1048576
         assert r["predicted_bytes"]["hbm"] == 3 * 16 * 2**20
         assert r["bound"] == "memory:hbm" and r["predicted_time_us"] > 0
-    v = validate(str(VCOPY / "MI200"), per_dispatch=True)
+    v = validate(str(VCOPY_MI200), per_dispatch=True)
     assert abs(v.rows[0]["bytes_ratio"]["hbm"] - 1) < 0.01
     assert "dirty lines" in v.rows[1]["explain"]  # 2nd dispatch: writes still in L2
 
@@ -111,8 +107,8 @@ def test_vcopy_mi350_arch():
 
 
 def test_overrides():
-    base = validate(str(VCOPY / "MI200"))
-    fast = validate(str(VCOPY / "MI200"), sclk_mhz=850, cus=52)
+    base = validate(str(VCOPY_MI200))
+    fast = validate(str(VCOPY_MI200), sclk_mhz=850, cus=52)
     assert fast.arch.cus == 52 and fast.arch.clock_hz == 850e6
     assert any("overridden" in n for n in fast.notes)
     assert base.arch.cus == 104  # the shipped spec is untouched
@@ -123,7 +119,7 @@ def test_manifest(tmp_path):
     m.write_text(
         "kernels:\n  - match: vecCopy\n    case: {kernel: stream, op: copy, dtype: fp32, n: '{grid}'}\n"
     )
-    v = validate(str(VCOPY / "MI200"), manifest=str(m))
+    v = validate(str(VCOPY_MI200), manifest=str(m))
     assert v.rows[0]["identified"] == "manifest" and v.rows[0]["case"]["dtype"] == "fp32"
     bad = tmp_path / "bad.yaml"
     bad.write_text("kernels:\n  - match: vecCopy\n    case: {kernel: stream, op: copy, nn: 3}\n")

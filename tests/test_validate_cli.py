@@ -7,11 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from data_paths import MIXBENCH_MI200, VCOPY_MI200
 from perfmodel.cli.main import cli
 
-DATA = Path(__file__).parent / "data" / "rocprof"
-MIXBENCH = str(DATA / "rocprofiler-compute" / "legacy_2022" / "mixbench" / "mi200")
-VCOPY = str(DATA / "rocprofiler-compute" / "tests_workloads_2024" / "vcopy" / "MI200")
 CONTRACT = (
     "kernel",
     "dispatch",
@@ -27,11 +25,11 @@ PREDICTED = ("predicted_time_us", "bound", "predicted_flops", "predicted_bytes")
 
 
 def run(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def test_jsonl_contract_per_dispatch():
-    r = run("validate", MIXBENCH, "--per-dispatch", "--format", "jsonl")
+    r = run("validate", MIXBENCH_MI200, "--per-dispatch", "--format", "jsonl")
     assert r.exit_code == 0, r.output
     rows = [json.loads(x) for x in r.output.splitlines()]
     assert len(rows) == 167
@@ -48,7 +46,7 @@ def test_jsonl_contract_per_dispatch():
 
 
 def test_jsonl_contract_per_kernel():
-    r = run("validate", VCOPY, "--format", "jsonl")
+    r = run("validate", VCOPY_MI200, "--format", "jsonl")
     assert r.exit_code == 0, r.output
     (x,) = [json.loads(x) for x in r.output.splitlines()]
     assert all(k in x for k in CONTRACT + PREDICTED)
@@ -57,15 +55,15 @@ def test_jsonl_contract_per_kernel():
 
 
 def test_table_and_report_md(tmp_path):
-    r = run("validate", VCOPY)
+    r = run("validate", VCOPY_MI200)
     assert r.exit_code == 0 and "vecCopy" in r.output and "memory:hbm" in r.output
     out = tmp_path / "report.md"
-    r = run("validate", MIXBENCH, "--top", "5", "-o", str(out))
+    r = run("validate", MIXBENCH_MI200, "--top", "5", "-o", str(out))
     assert r.exit_code == 0, r.output
     text = out.read_text()
     assert text.startswith("**perfmodel validate") and text.count("benchmark_func") == 5
     for fmt in ("json", "csv"):
-        r = run("validate", VCOPY, "--format", fmt)
+        r = run("validate", VCOPY_MI200, "--format", fmt)
         assert r.exit_code == 0 and "vecCopy" in r.output
 
 
@@ -74,7 +72,7 @@ def test_roofline_measured_png_and_points_csv(tmp_path):
     r = run(
         "roofline",
         "--measured",
-        MIXBENCH,
+        MIXBENCH_MI200,
         "--top",
         "4",
         "--kernel",
@@ -89,13 +87,13 @@ def test_roofline_measured_png_and_points_csv(tmp_path):
     lines = csv.read_text().splitlines()
     assert lines[0] == "kernel,kind,level,flops,bytes,ai,tflops,time_us"
     assert any(",measured,hbm," in x for x in lines) and any(",predicted,hbm," in x for x in lines)
-    r = run("roofline", "--measured", VCOPY, "--per-kernel", "-o", str(tmp_path / "k.png"))
+    r = run("roofline", "--measured", VCOPY_MI200, "--per-kernel", "-o", str(tmp_path / "k.png"))
     assert r.exit_code == 0, r.output
     assert (tmp_path / "k-1.png").is_file()
 
 
 def _bad(args, out: Path):
-    r = CliRunner().invoke(cli, args)
+    r = CliRunner().invoke(cli, [str(a) for a in args])
     assert r.exit_code == 2, r.output
     lines = [x for x in r.output.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")
@@ -110,7 +108,7 @@ def test_bad_input(tmp_path):
     _bad(["validate", str(empty), "-o", str(out)], out)
     man = tmp_path / "m.yaml"
     man.write_text("kernels:\n  - match: vecCopy\n    case: {kernel: stream, op: copy, size: 3}\n")
-    _bad(["validate", VCOPY, "--cases", str(man), "-o", str(out)], out)
+    _bad(["validate", VCOPY_MI200, "--cases", str(man), "-o", str(out)], out)
     _bad(
         ["roofline", "--measured", str(tmp_path / "missing"), "-o", str(tmp_path / "r.png")],
         tmp_path / "r.png",

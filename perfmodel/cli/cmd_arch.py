@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from perfmodel.archspec import Quantity
+from perfmodel.archspec import SpecValue
 from perfmodel.cli.options import format_option, output_option
 from perfmodel.output import render
 
@@ -54,7 +54,7 @@ def arch_group() -> None:
 
 
 def _walk(node, path: str, sources: dict, rows: list) -> None:
-    if isinstance(node, Quantity):
+    if isinstance(node, SpecValue):
         rows.append(
             {
                 "field": path,
@@ -91,16 +91,16 @@ def show_rows(key: str) -> tuple[list[dict], list[dict]]:
     spec: list[dict] = []
     _walk(a.tree, "", a.sources, spec)
     derived = []
-    for c in a.ceilings(sparse=True):
+    for c in a.roofs(sparse=True):
         unit = "TFLOP/s" if c.kind == "compute" else "TB/s"
         derived.append(
             {
                 "ceiling": c.name + (" (sparse)" if c.sparse else ""),
                 "theoretical": c.theoretical / 1e12,
-                "measured": c.measured / 1e12 if c.measured else None,
+                "measured": c.achievable / 1e12 if c.achievable else None,
                 "unit": unit,
                 "derivation": _derivation(a, c),
-                "measured_by": c.measured_source,
+                "measured_by": c.achievable_source,
             }
         )
     for lv in a.levels:

@@ -6,45 +6,6 @@ import click
 
 from perfmodel.cli.options import emit, format_option, output_option
 
-TABLE_COLUMNS = [
-    "id",
-    "arch",
-    "kernel",
-    "dtype",
-    "shape",
-    "time_us",
-    "bound",
-    "tflops",
-    "ai",
-    "roofline_time_us",
-    "headroom",
-    "tile",
-]
-HEADERS = {"time_us": "time_us", "roofline_time_us": "roofline_us", "ai": "ai(F/B)"}
-
-
-def _shape_text(shape: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in shape.items())
-
-
-def table_rows(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]]:
-    """Compact rows for table/md/csv: the shape as one text cell; terms only with --terms."""
-    out = []
-    for r in rows:
-        t = {k: r.get(k) for k in TABLE_COLUMNS if k in r or k == "tile"}
-        t["shape"] = _shape_text(r["shape"])
-        if detail:
-            for k, v in r["terms_us"].items():
-                t[f"{k}_us"] = v
-            for lv, b in r["bytes"].items():
-                t[f"bytes.{lv}"] = b
-        out.append(t)
-    cols = [c for c in TABLE_COLUMNS if any(c in r for r in out)]
-    if detail:
-        extra = list(dict.fromkeys(k for r in out for k in r if k not in cols))
-        cols += extra
-    return out, cols
-
 
 @click.command("predict", context_settings={"ignore_unknown_options": False})
 @click.argument("kernel", required=False)
@@ -67,10 +28,11 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, terms
     perfmodel predict --cases kernels/suite.yaml --format jsonl
     perfmodel predict --suite --arch mi300x -o suite.png
     """
+    from perfmodel.arch import DEFAULT_ARCH
     from perfmodel.cases import load_case_file, parse_kv
     from perfmodel.errors import InputError
-    from perfmodel.output import render
     from perfmodel.prediction import evaluate, normalize_all
+    from perfmodel.tables import render_predictions
 
     arch_list = [a for spec in archs for a in spec.split(",") if a] or None
     if suite:
@@ -90,22 +52,13 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, terms
         raw = parse_kv(list(params))
         raw.setdefault("kernel", kernel)
         raws, source = [raw], None
-    rows = evaluate(normalize_all(raws, arch_list or ["mi300x"], dtype, source=source), warm=warm)
+    preds = evaluate(normalize_all(raws, arch_list or [DEFAULT_ARCH], dtype, source=source), warm=warm)
     if plot:
+        from perfmodel.plots.points import prediction_points
         from perfmodel.plots.roofline_plot import plot_roofline
         from perfmodel.roofline import roofline
 
-        first = rows[0]["arch"] if rows else "mi300x"
-        model = roofline(next((c for c in (arch_list or ["mi300x"]) if c.endswith(first) or first in c), first))
-        pts = [
-            {"label": r.get("id") or r["kernel"], "flops": r["flops"], "bytes": r["bytes"], "time_s": r["time_us"] * 1e-6}
-            for r in rows
-            if r["arch"] == model.arch.key
-        ]
-        plot_roofline(model, plot, points=pts)
-    if fmt in ("json", "jsonl"):
-        text = render(rows, fmt)
-    else:
-        trows, cols = table_rows(rows, terms or fmt == "csv")
-        text = render(trows, fmt, columns=cols, headers=HEADERS, title=None if fmt == "csv" else "perfmodel predict")
-    emit(text, output)
+        first = preds[0].arch if preds else DEFAULT_ARCH
+        model = roofline(next((c for c in (arch_list or [DEFAULT_ARCH]) if c.endswith(first) or first in c), first))
+        plot_roofline(model, plot, points=prediction_points(p for p in preds if p.arch == model.arch.key))
+    emit(render_predictions([p.row() for p in preds], fmt, detail=terms), output)

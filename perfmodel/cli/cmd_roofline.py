@@ -83,8 +83,8 @@ def roofline_command(
     """Hierarchical roofline of a GPU: a table of ceilings (theoretical and measured, with
     ridge points) and, with -o, a log-log plot with one roof per memory level and per pipe/dtype.
     """
+    from perfmodel.arch import DEFAULT_ARCH
     from perfmodel.errors import InputError
-    from perfmodel.output import render
     from perfmodel.roofline import roofline
 
     if (manifest or top or kernel_filter or per_kernel or points_csv) and not measured:
@@ -96,39 +96,11 @@ def roofline_command(
         raise InputError("--per-kernel needs -o PLOT", key="--per-kernel")
     if arch is None and measured:
         from perfmodel.readers import read_workload
-        from perfmodel.validate.compare import pick_arch
+        from perfmodel.validate.workload_arch import pick_arch
 
         arch = pick_arch(read_workload(measured))[0].path
-    model = roofline(arch or "mi300x", dtypes=list(dtypes) or None, sparse=sparse)
-    points = []
-    if cases:
-        from perfmodel.cases import load_case_file
-        from perfmodel.prediction import evaluate, normalize_all
-
-        rows = evaluate(normalize_all(load_case_file(cases), [model.arch.path], source=cases))
-        points = [
-            {
-                "label": r.get("id") or r["kernel"],
-                "flops": r["flops"],
-                "bytes": r["bytes"],
-                "time_s": r["time_us"] * 1e-6,
-                "kind": "predicted",
-            }
-            for r in rows
-        ]
-    arrows = []
-    if measured:
-        from perfmodel.cli.measured_points import measured_points
-
-        mpoints, arrows = measured_points(
-            measured, model.arch, top=top, name=kernel_filter, manifest=manifest
-        )
-        points += mpoints
-        if points_csv:
-            from perfmodel.cli.measured_points import points_table
-            from perfmodel.output import write_atomic
-
-            write_atomic(points_csv, render(points_table(mpoints, model.arch), "csv"))
+    model = roofline(arch or DEFAULT_ARCH, dtypes=list(dtypes) or None, sparse=sparse)
+    points, arrows = _points(model, cases, measured, top, kernel_filter, manifest, points_csv)
     if plot:
         from perfmodel.plots.roofline_plot import plot_roofline
 
@@ -136,37 +108,64 @@ def roofline_command(
             _per_kernel_plots(model, plot, points, arrows)
         else:
             plot_roofline(model, plot, points=points, arrows=arrows)
+    emit(_ceilings_text(model, fmt, plot), output)
+
+
+def _points(model, cases, measured, top, kernel_filter, manifest, points_csv) -> tuple[list, list]:
+    """The predicted cases and measured kernels to draw (and the --points-csv file)."""
+    points, arrows = [], []
+    if cases:
+        from perfmodel.cases import load_case_file
+        from perfmodel.plots.points import prediction_points
+        from perfmodel.prediction import evaluate, normalize_all
+
+        points = prediction_points(evaluate(normalize_all(load_case_file(cases), [model.arch], source=cases)))
+    if measured:
+        from perfmodel.plots.points import measured_points, points_table
+
+        mpoints, arrows = measured_points(measured, model.arch, top=top, name=kernel_filter, manifest=manifest)
+        points += mpoints
+        if points_csv:
+            from perfmodel.output import render, write_atomic
+
+            write_atomic(points_csv, render(points_table(mpoints, model.arch), "csv"))
+    return points, arrows
+
+
+def _ceilings_text(model, fmt: str, plot: str | None) -> str:
+    """The ceilings table, and in table/md the ridge points against device memory."""
+    from perfmodel.output import render
+
     a = model.arch
     rows = model.table()
     if fmt == "table":  # full source texts are in json/csv/md; keep the terminal table narrow
         rows = [{k: v for k, v in r.items() if k != "source_text"} for r in rows]
     text = render(rows, fmt, title=f"{a.name} ({a.key}): roofline ceilings (TFLOP/s, TB/s)")
     if fmt in ("table", "md"):
-        ridges = model.ridge_points()
         mem = a.memory_level
-        ridges = [r for r in ridges if r["level"] == mem]
+        ridges = [r for r in model.ridge_points() if r["level"] == mem]
         text += "\n" + render(ridges, fmt, title=f"ridge points against {mem} (FLOP per byte)")
         if plot:
             text += f"\nplot written to {plot}\n"
-    emit(text, output)
+    return text
 
 
-def _per_kernel_plots(model, plot: str, points: list[dict], arrows: list) -> list[str]:
+def _per_kernel_plots(model, plot: str, points: list, arrows: list) -> list[str]:
     """One plot per measured kernel: ``out.png`` -> ``out-1.png``, ``out-2.png``, ..."""
     from pathlib import Path
 
-    from perfmodel.cli.measured_points import _xy
+    from perfmodel.plots.points import MEASURED, PREDICTED
     from perfmodel.plots.roofline_plot import plot_roofline
 
     p = Path(plot)
     mem = model.arch.memory_level
-    kernels = list(dict.fromkeys(pt["kernel"] for pt in points if pt.get("kind") == "measured"))
+    kernels = list(dict.fromkeys(pt.kernel for pt in points if pt.kind == MEASURED))
     written = []
     for i, k in enumerate(kernels, 1):
-        pts = [pt for pt in points if pt.get("kernel") == k]
-        xy = {pt["kind"]: _xy(pt["flops"], pt["bytes"], pt["time_s"], mem) for pt in pts}
-        arr = [(xy["predicted"], xy["measured"])] if xy.get("predicted") and xy.get("measured") else []
-        label = next(pt["label"] for pt in pts if pt["kind"] == "measured")
+        pts = [pt for pt in points if pt.kernel == k]
+        xy = {pt.kind: pt.xy(mem) for pt in pts}
+        arr = [(xy[PREDICTED], xy[MEASURED])] if xy.get(PREDICTED) and xy.get(MEASURED) else []
+        label = next(pt.label for pt in pts if pt.kind == MEASURED)
         out = str(p.with_name(f"{p.stem}-{i}{p.suffix}"))
         plot_roofline(model, out, points=pts, arrows=arr, title=f"{model.arch.name}: {label}")
         written.append(out)

@@ -51,7 +51,7 @@ def validate_command(
     perfmodel validate workloads/mixbench/mi200 --per-dispatch --format jsonl
     perfmodel validate run/ --cases manifest.yaml -o report.md
     """
-    from perfmodel.validate import render_validation, validate
+    from perfmodel.validate import validate
 
     target = report or output
     if target and ctx.get_parameter_source("fmt") == click.core.ParameterSource.DEFAULT:
@@ -66,7 +66,7 @@ def validate_command(
         kernel_filter=kernel_filter,
         top=top,
     )
-    text = render_validation(v, fmt)
+    text = v.render(fmt)
     emit(text, target)
     if target and fmt in ("table", "md"):
         click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)

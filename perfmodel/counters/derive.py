@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from perfmodel.counters import flags
-from perfmodel.counters.formulas import FormulaSet, load
+from perfmodel.counters.formulas import CounterFormula, FormulaSet, load
 from perfmodel.counters.measurement import Measurement
 from perfmodel.errors import InputError
 from perfmodel.readers.records import Dispatch, Workload
@@ -34,21 +34,28 @@ def derive(
 ) -> Measurement:
     """One dispatch's measurement. ``peaks``/``max_sclk_hz`` only add flags when given."""
     fs = gfx if isinstance(gfx, FormulaSet) else load(gfx)
-    consts = {**fs.constants, **(constants or {})}
-    env = {**consts, **d.counters}
     m = Measurement(kernel=d.kernel, dispatch=d.index, gfx=fs.gfx, source=d.source, time_source=d.time_source)
+    _quantities(m, d, fs, {**fs.constants, **(constants or {})})
+    _time(m, d)
+    m.flags += flags.replay(d, names=fs.counters())
+    m.flags += flags.negative(m)
+    m.flags += flags.clock(m, max_sclk_hz)
+    m.flags += flags.above_peak(m, peaks)
+    return m
+
+
+def _quantities(m: Measurement, d: Dispatch, fs: FormulaSet, consts: Mapping[str, float]) -> None:
+    """Evaluate every quantity with its first alternative whose names are all known.
+
+    A quantity none of whose counters was collected is left out (one note lists them all);
+    a division by zero leaves it out too, with a note, rather than failing the whole file.
+    """
+    env = {**consts, **d.counters}
     not_collected = []
     for key, q in fs.quantities.items():
         alt = next((a for a in q.alternatives if a.expr.names <= env.keys()), None)
         if alt is None:
-            wanted = q.counters - consts.keys()
-            if wanted & d.counters.keys():
-                first = q.alternatives[0].expr
-                missing = sorted(first.names - env.keys())
-                raise InputError(
-                    f"formula {key} = {first.text} needs counter {', '.join(missing)}, missing from the file",
-                    where=d.source or None,
-                )
+            _check_not_partial(key, q, d, consts, env)
             not_collected.append(key)
             continue
         try:
@@ -58,23 +65,49 @@ def derive(
             continue
         if alt.note:
             m.notes.append(f"{key}: {alt.note}")
-        kind, _, rest = key.partition(":")
-        if kind == "flops":
-            m.flops[rest] = value
-        elif kind == "iops":
-            m.iops[rest] = value
-        elif kind == "read":
-            m.bytes_read[rest] = value
-        elif kind == "write":
-            m.bytes_write[rest] = value
-        elif kind == "bytes":
-            m.bytes_unsplit[rest] = value
-        elif kind == "cycles":
-            m.cycles = value
-        elif kind == "waves":
-            m.waves = value
+        _store(m, key, value)
     if not_collected:
         m.notes.append("not collected: " + ", ".join(not_collected))
+
+
+def _check_not_partial(
+    key: str, q: CounterFormula, d: Dispatch, consts: Mapping[str, float], env: Mapping[str, float]
+) -> None:
+    """Some of a quantity's counters present and others missing: the file is inconsistent, so
+    name the formula and the missing counter instead of silently dropping the quantity."""
+    wanted = q.counters - consts.keys()
+    if wanted & d.counters.keys():
+        first = q.alternatives[0].expr
+        missing = sorted(first.names - env.keys())
+        raise InputError(
+            f"formula {key} = {first.text} needs counter {', '.join(missing)}, missing from the file",
+            where=d.source or None,
+        )
+
+
+# quantity-key prefix -> the Measurement dict it fills ("flops:mfma:bf16" -> flops["mfma:bf16"])
+_PER_NAME = {
+    "flops": "flops",
+    "iops": "iops",
+    "read": "bytes_read",
+    "write": "bytes_write",
+    "bytes": "bytes_unsplit",
+}
+# keys that are one number for the whole dispatch
+_SCALAR = ("cycles", "waves")
+
+
+def _store(m: Measurement, key: str, value: float) -> None:
+    """Put a quantity's value where its key says (see ``_PER_NAME`` and ``_SCALAR``)."""
+    kind, _, rest = key.partition(":")
+    if kind in _PER_NAME:
+        getattr(m, _PER_NAME[kind])[rest] = value
+    elif kind in _SCALAR:
+        setattr(m, kind, value)
+
+
+def _time(m: Measurement, d: Dispatch) -> None:
+    """Measured time and achieved clock, only from timestamps that passed the checks."""
     ts = flags.timestamps(d)
     m.flags += ts
     dur = d.duration_ns
@@ -87,11 +120,6 @@ def derive(
     if d.pass_durations_ns and len(d.pass_durations_ns) > 1:
         lo, hi = min(d.pass_durations_ns), max(d.pass_durations_ns)
         m.notes.append(f"duration over {len(d.pass_durations_ns)} passes: {lo / 1e3:.2f}..{hi / 1e3:.2f} us")
-    m.flags += flags.replay(d, names=fs.counters())
-    m.flags += flags.negative(m)
-    m.flags += flags.clock(m, max_sclk_hz)
-    m.flags += flags.above_peak(m, peaks)
-    return m
 
 
 def derive_workload(

@@ -30,7 +30,7 @@ class Alternative:
 
 
 @dataclass(frozen=True)
-class Quantity:
+class CounterFormula:
     """A measured quantity (`flops:mfma:bf16`, `read:hbm`, ...) and its formulas, in order."""
 
     key: str
@@ -51,7 +51,7 @@ class FormulaSet:
     """All formulas of one gfx target plus its default constants."""
 
     gfx: str
-    quantities: dict[str, Quantity] = field(hash=False)
+    quantities: dict[str, CounterFormula] = field(hash=False)
     constants: dict[str, float] = field(hash=False)
     files: tuple[str, ...] = ()
 
@@ -65,18 +65,18 @@ class FormulaSet:
 
 def available_targets() -> list[str]:
     """gfx targets with a formula file (files without `gfx:` are shared bases)."""
-    import yaml
+    from perfmodel.yamlio import parse_yaml, read_text
 
     out = []
     for p in sorted(FORMULA_DIR.glob("*.yaml")):
-        data = yaml.safe_load(p.read_text()) or {}
+        data = parse_yaml(read_text(p, "counter formulas"), str(p)) or {}
         if data.get("gfx"):
             out.append(str(data["gfx"]))
     return out
 
 
 def _raw(name: str, seen: tuple[str, ...]) -> tuple[dict, dict, tuple[str, ...]]:
-    import yaml
+    from perfmodel.yamlio import parse_yaml, read_text
 
     path = FORMULA_DIR / f"{name}.yaml"
     if name in seen:
@@ -89,7 +89,7 @@ def _raw(name: str, seen: tuple[str, ...]) -> tuple[dict, dict, tuple[str, ...]]
             + did_you_mean(name, available_targets()),
             key="gfx",
         )
-    data = yaml.safe_load(path.read_text()) or {}
+    data = parse_yaml(read_text(path, "counter formulas"), str(path)) or {}
     bases = data.get("base") or []
     if isinstance(bases, str):
         bases = [bases]
@@ -107,7 +107,7 @@ def _raw(name: str, seen: tuple[str, ...]) -> tuple[dict, dict, tuple[str, ...]]
     return quantities, constants, (*files, path.name)
 
 
-def _quantity(key: str, spec, fname: str) -> Quantity:
+def _quantity(key: str, spec, fname: str) -> CounterFormula:
     where = f"{fname}: {key}"
     if not _KEY.match(key):
         raise InputError("quantity key must look like flops:<pipe>:<dtype>, read:<level>, ...", where=where)
@@ -124,7 +124,7 @@ def _quantity(key: str, spec, fname: str) -> Quantity:
             alts.append(Alternative(parse(a["formula"]), str(a.get("note") or "")))
         except ExprError as e:
             raise InputError(str(e), where=where) from None
-    return Quantity(key, tuple(alts), str(spec.get("doc") or ""))
+    return CounterFormula(key, tuple(alts), str(spec.get("doc") or ""))
 
 
 @cache

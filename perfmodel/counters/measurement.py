@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from perfmodel.vocab import COMPUTE, MEMORY, split_flop_key
+from perfmodel.work import LevelBytes
+
 
 @dataclass
-class Measurement:
+class Measurement(LevelBytes):
     """Quantities derived from counters and timestamps, in SI units (s, Hz, FLOPs, bytes).
 
     ``bytes_unsplit`` holds levels whose counters do not separate reads from writes (vL1D tag
@@ -52,15 +55,6 @@ class Measurement:
         """FLOPs per ``"pipe:dtype"`` (the contract name for :attr:`flops`)."""
         return dict(self.flops)
 
-    @property
-    def bytes(self) -> dict[str, float]:
-        """Bytes per level, reads plus writes (plus unsplit traffic)."""
-        levels = list(dict.fromkeys([*self.bytes_read, *self.bytes_write, *self.bytes_unsplit]))
-        return {
-            lv: self.bytes_read.get(lv, 0.0) + self.bytes_write.get(lv, 0.0) + self.bytes_unsplit.get(lv, 0.0)
-            for lv in levels
-        }
-
     def rate(self, amount: float) -> float | None:
         """``amount`` per second of measured time, or None without a usable time."""
         if self.time_s is None or self.time_s <= 0:
@@ -72,11 +66,6 @@ class Measurement:
         if self.time_s is None or self.time_s <= 0:
             return {}
         return {lv: b / self.time_s for lv, b in self.bytes.items()}
-
-    def intensity(self, level: str = "hbm") -> float:
-        """FLOPs per byte at one level (inf when no bytes move there)."""
-        b = self.bytes.get(level, 0.0)
-        return self.total_flops / b if b > 0 else float("inf")
 
     def measured_bound(self, peaks: Mapping[str, float] | None = None) -> str | None:
         """The term closest to its peak: ``memory:<level>`` or ``compute:<pipe>``.
@@ -90,11 +79,11 @@ class Measurement:
         for lv, bw in self.bandwidth().items():
             peak = peaks.get(lv)
             if peak and bw / peak > best_u:
-                best, best_u = f"memory:{lv}", bw / peak
+                best, best_u = f"{MEMORY}:{lv}", bw / peak
         for key, n in self.flops.items():
             peak = peaks.get(key)
             if peak and n / self.time_s / peak > best_u:
-                best, best_u = f"compute:{key.partition(':')[0]}", n / self.time_s / peak
+                best, best_u = f"{COMPUTE}:{split_flop_key(key)[0]}", n / self.time_s / peak
         return best
 
     def as_row(self, peaks: Mapping[str, float] | None = None) -> dict:

@@ -1,37 +1,24 @@
-"""Kernel models, one small module per family, registered by name in `registry.MODELS`."""
+"""Kernel models, one small module per family, registered by name in `registry.MODELS`.
+
+Every module of this package is imported on first use of the registry, so a new family is one
+new file here that calls `registry.register`: nothing else to edit. Modules whose name starts
+with an underscore are skipped.
+"""
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
-
-# Modules that register models. A module listed here that does not exist yet is skipped, so the
-# registry grows as families are added.
-MODEL_MODULES = (
-    "stream",
-    "elementwise",
-    "reduction",
-    "transpose",
-    "softmax",
-    "norms",
-    "stencil",
-    "gemm",
-    "grouped_gemm",
-    "attention",
-    "conv2d",
-    "moe",
-    "mixbench",
-)
+import pkgutil
 
 _loaded = False
 
 
 def load_all_models() -> None:
+    """Import every module of this package once (each registers its families)."""
     global _loaded
     if _loaded:
         return
-    for m in MODEL_MODULES:
-        name = f"perfmodel.models.{m}"
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
     _loaded = True

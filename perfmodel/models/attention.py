@@ -19,12 +19,14 @@ Sq != Skv) n = Sq*Skv - Sq(Sq-1)/2 when Sq <= Skv and Skv(Skv+1)/2 when Sq > Skv
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import tiles
-from perfmodel.models.registry import Param, register
+from perfmodel.models import tiles, traffic
+from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Launch, Work
 
 Q_BLOCKS = (128, 64, 32, 16)  # fwd: query rows per workgroup; bwd: keys per workgroup
@@ -85,104 +87,16 @@ def _candidates(arch, d_max: float, elem: float, phase: str):
 )
 def attention(p: dict, arch, dtype: str) -> Work:
     work = Work()
-    b = np.asarray(p["batch"], dtype=float)
-    h = np.asarray(p["heads"], dtype=float)
-    sq = np.asarray(p["seq_q"], dtype=float)
-    d = np.asarray(p["head_dim"], dtype=float)
-    hk = _resolve(p, "kv_heads", h)
-    skv = _resolve(p, "seq_kv", sq)
-    shape = np.broadcast(b, h, sq, d, hk, skv).shape
-    b, h, sq, d, hk, skv = (np.broadcast_to(v, shape) for v in (b, h, sq, d, hk, skv))
-    if np.any(hk > h) or np.any(np.mod(h, hk) != 0):
-        raise InputError("expected kv_heads to divide heads", key="kv_heads")
-    causal = bool(p.get("causal", False))
-    phase = p.get("phase", "fwd")
-    elem = dtypes.size(dtype)
+    x = _problem(p, arch, dtype)
     pipe, pdt = tiles.matrix_pipe(arch, dtype, work.notes)
     r = tiles.Rates.of(arch, pipe, pdt)
-    sfu = arch.peak_flops("sfu", "fp32") if arch.has("sfu", "fp32") else arch.peak_flops("valu", "fp32")
-
-    scores = causal_scores(sq, skv) if causal else sq * skv
-    frac = scores / (sq * skv)  # share of the K/V (fwd) or Q (bwd) a block needs on average
-    n = b * h * scores
-    g = h / hk  # query heads per KV head, packed into the rows of one problem
-    copies = b * hk
-    qrows = g * sq
-
-    # tile choice: outer block by a local time (compute with wave quantization + traffic)
-    cands = _candidates(arch, float(np.max(d)), elem, phase)
-    if phase == "fwd":
-        rows, cols, a_row, b_col = qrows, skv, d * elem, 2.0 * d * elem  # Q rows, K+V per key
-    else:
-        rows, cols, a_row, b_col = skv, qrows, 2.0 * d * elem, 2.0 * d * elem + 8.0  # K+V; Q, dO, LSE, Delta
-    per_score = (4.0 if phase == "fwd" else 10.0) * d
-    compulsory = copies * (rows * a_row + cols * b_col)
-    t_mem = compulsory / r.bw[r.mem]
-
-    def cost(bo, bi, split):
-        grid = np.ceil(rows / bo) * copies * split
-        depth = np.ceil(cols * frac / (split * bi)) * bi  # streamed keys (fwd) / queries (bwd)
-        t_tile = bo * depth * (per_score * r.cus / r.flops + r.cus / sfu)
-        t_l1 = (bo * a_row + depth * b_col) * r.cus / r.bw.get("l1", np.inf)
-        req = grid * (bo * a_row + depth * b_col)
-        return np.ceil(grid / r.cus) * np.maximum(t_tile, t_l1) + np.maximum(
-            req / r.bw.get("l2", np.inf), t_mem
-        )
-
-    costs, splits = [], []
-    for bo, bi, _ in cands:
-        s = np.ones(shape)
-        if phase == "fwd":  # split-KV where the query blocks underfill the CUs (decode)
-            s = tiles.fill_split(r.cus, np.ceil(rows / bo) * copies, cols, bi)
-        c1 = cost(bo, bi, 1.0)
-        cs = cost(bo, bi, s)
-        costs.append(np.minimum(c1, cs))
-        splits.append(np.where(cs < c1, s, 1.0))
-    idx, _ = tiles.argmin_candidates(costs, shape)
-    table = np.array(cands, dtype=float)
-    bo, bi, lanes = (table[idx, j] for j in range(3))
-    split = np.choose(idx, splits) if len(splits) > 1 else splits[0]
-
-    # FLOPs
-    if phase == "fwd":
-        work.add_flops(pipe, pdt, 4.0 * n * d)
-        work.add_flops("sfu", "fp32", n)
-        rescale = b * h * sq * d * (np.ceil(skv * frac / bi) + 1.0)  # O rescaled per KV block, then 1/l
-        work.add_flops("valu", "fp32", 4.0 * n + rescale)
-    else:
-        work.add_flops(pipe, pdt, 10.0 * n * d)
-        work.add_flops("sfu", "fp32", n)
-        work.add_flops("valu", "fp32", 4.0 * n + 2.0 * b * h * sq * d)
-    if not arch.has("sfu", "fp32"):
-        work.notes.append(f"{arch.key} has no sfu pipe: exponentials counted on sfu:fp32 anyway")
-
-    # bytes
-    t = tiles.panel_traffic(arch, rows, cols, bo, np.ceil(cols / split), a_row, b_col, copies, b_frac=frac)
+    bo, bi, lanes, split = _choose_blocks(arch, r, x)
+    _add_flops(work, arch, x, pipe, pdt, bi)
+    t = tiles.panel_traffic(arch, x.rows, x.cols, bo, np.ceil(x.cols / split), x.a_row, x.b_col, x.copies, b_frac=x.frac)
     tiles.add_operand_reads(work, arch, t)
-    q_bytes = b * h * sq * d * elem
-    kv_bytes = 2.0 * b * hk * skv * d * elem
-    lse = b * h * sq * 4.0
-    waves = lanes / arch.wave_size
-    streamed = t["grid"] * cols * frac / split * b_col  # bytes staged in LDS
-    work.add_bytes("lds", read=waves * streamed, write=streamed)
-    if phase == "fwd":
-        tiles.add_cold(work, arch, write=q_bytes + lse)  # O and LSE
-        if np.any(split > 1):
-            tiles.add_scratch(work, arch, np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0))
-            work.notes.append(
-                "split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced"
-            )
-    else:
-        # Delta = rowsum(dO * O): reads O and dO, writes Delta (read back by the main kernel)
-        tiles.add_cold(work, arch, read=2.0 * q_bytes, write=lse)
-        # dQ accumulated in fp32 by atomics in L2, once per key block; then converted and written
-        dq_acc = b * h * sq * d * 4.0
-        work.add_bytes(
-            "l2", read=t["grid"] / copies * frac * dq_acc, write=t["grid"] / copies * frac * dq_acc
-        )
-        tiles.add_scratch(work, arch, dq_acc)
-        tiles.add_cold(work, arch, write=q_bytes + kv_bytes)  # dQ, dK, dV
-    acc_b = (bo * d + bo * bi) * 4.0 if phase == "fwd" else (2.0 * bo * d + 2.0 * bo * bi) * 4.0
+    _add_bytes(work, arch, x, t, lanes, split)
+    d, elem = x.d, x.elem
+    acc_b = (bo * d + bo * bi) * 4.0 if x.phase == "fwd" else (2.0 * bo * d + 2.0 * bo * bi) * 4.0
     work.launch = Launch(
         grid=t["grid"],
         workgroup_size=lanes,
@@ -192,6 +106,142 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_n=bi,
         tile_k=d,
     )
-    if np.any(g > 1):
+    if np.any(x.h / x.hk > 1):
         work.notes.append("GQA: the query heads of one KV head are packed into one problem and share its K/V")
     return work
+
+
+@dataclass
+class _Problem:
+    """One batch of attention problems as the tile model sees them: GQA packs the g = h/hk query
+    heads of one KV head into the rows of one problem (b x hk problems). Forward tiles run over
+    query rows and stream K/V; backward tiles run over keys and stream Q, dO, LSE and Delta."""
+
+    b: np.ndarray
+    h: np.ndarray
+    sq: np.ndarray
+    d: np.ndarray
+    hk: np.ndarray
+    skv: np.ndarray
+    shape: tuple
+    phase: str
+    elem: float
+    frac: np.ndarray  # share of the K/V (fwd) or Q (bwd) a block needs on average (causal)
+    n: np.ndarray  # score elements
+    copies: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    a_row: np.ndarray
+    b_col: np.ndarray
+    per_score: np.ndarray  # matrix FLOPs per score element
+    sfu: float  # device exp/s
+
+
+def _problem(p: dict, arch, dtype: str) -> _Problem:
+    b, h, sq, d = floats(p, "batch", "heads", "seq_q", "head_dim")
+    hk = _resolve(p, "kv_heads", h)
+    skv = _resolve(p, "seq_kv", sq)
+    shape = np.broadcast(b, h, sq, d, hk, skv).shape
+    b, h, sq, d, hk, skv = (np.broadcast_to(v, shape) for v in (b, h, sq, d, hk, skv))
+    if np.any(hk > h) or np.any(np.mod(h, hk) != 0):
+        raise InputError("expected kv_heads to divide heads", key="kv_heads")
+    phase = p.get("phase", "fwd")
+    elem = dtypes.size(dtype)
+    scores = causal_scores(sq, skv) if bool(p.get("causal", False)) else sq * skv
+    qrows = h / hk * sq
+    if phase == "fwd":
+        rows, cols, a_row, b_col = qrows, skv, d * elem, 2.0 * d * elem  # Q rows, K+V per key
+    else:
+        rows, cols, a_row, b_col = skv, qrows, 2.0 * d * elem, 2.0 * d * elem + 8.0  # K+V; Q, dO, LSE, Delta
+    sfu = arch.peak_flops("sfu", "fp32") if arch.has("sfu", "fp32") else arch.peak_flops("valu", "fp32")
+    return _Problem(
+        b, h, sq, d, hk, skv, shape, phase, elem,
+        frac=scores / (sq * skv),
+        n=b * h * scores,
+        copies=b * hk,
+        rows=rows,
+        cols=cols,
+        a_row=a_row,
+        b_col=b_col,
+        per_score=(4.0 if phase == "fwd" else 10.0) * d,
+        sfu=sfu,
+    )  # fmt: skip
+
+
+def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
+    """Outer block, inner block, lanes and split-KV per shape, ranked by a local time: compute
+    with wave quantization plus traffic (split-KV tried where query blocks underfill the CUs)."""
+    cands = _candidates(arch, float(np.max(x.d)), x.elem, x.phase)
+    t_mem = x.copies * (x.rows * x.a_row + x.cols * x.b_col) / r.bw[r.mem]
+
+    def cost(bo, bi, split):
+        grid = np.ceil(x.rows / bo) * x.copies * split
+        depth = np.ceil(x.cols * x.frac / (split * bi)) * bi  # streamed keys (fwd) / queries (bwd)
+        t_tile = bo * depth * (x.per_score * r.cus / r.flops + r.cus / x.sfu)
+        t_l1 = (bo * x.a_row + depth * x.b_col) * r.cus / r.bw.get("l1", np.inf)
+        req = grid * (bo * x.a_row + depth * x.b_col)
+        return np.ceil(grid / r.cus) * np.maximum(t_tile, t_l1) + np.maximum(req / r.bw.get("l2", np.inf), t_mem)
+
+    costs, splits = [], []
+    for bo, bi, _ in cands:
+        s = np.ones(x.shape)
+        if x.phase == "fwd":  # split-KV where the query blocks underfill the CUs (decode)
+            s = tiles.fill_split(r.cus, np.ceil(x.rows / bo) * x.copies, x.cols, bi)
+        c1 = cost(bo, bi, 1.0)
+        cs = cost(bo, bi, s)
+        costs.append(np.minimum(c1, cs))
+        splits.append(np.where(cs < c1, s, 1.0))
+    idx, _ = tiles.argmin_candidates(costs, x.shape)
+    table = np.array(cands, dtype=float)
+    bo, bi, lanes = (table[idx, j] for j in range(3))
+    split = np.choose(idx, splits) if len(splits) > 1 else splits[0]
+    return bo, bi, lanes, split
+
+
+def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
+    """FA2 accounting: QK^T and PV (fwd; bwd adds dV, dP, dS, dQ, dK), one exp per score, the
+    softmax and rescaling on the VALU."""
+    n, b, h, sq, d = x.n, x.b, x.h, x.sq, x.d
+    if x.phase == "fwd":
+        work.add_flops(pipe, pdt, 4.0 * n * d)
+        work.add_flops("sfu", "fp32", n)
+        rescale = b * h * sq * d * (np.ceil(x.skv * x.frac / bi) + 1.0)  # O rescaled per KV block, then 1/l
+        work.add_flops("valu", "fp32", 4.0 * n + rescale)
+    else:
+        work.add_flops(pipe, pdt, 10.0 * n * d)
+        work.add_flops("sfu", "fp32", n)
+        work.add_flops("valu", "fp32", 4.0 * n + 2.0 * b * h * sq * d)
+    if not arch.has("sfu", "fp32"):
+        work.notes.append(f"{arch.key} has no sfu pipe: exponentials counted on sfu:fp32 anyway")
+
+
+def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
+    """LDS staging of the streamed blocks, the outputs, and the split-KV / dQ temporaries."""
+    b, h, sq, d, elem = x.b, x.h, x.sq, x.d, x.elem
+    q_bytes = b * h * sq * d * elem
+    kv_bytes = 2.0 * b * x.hk * x.skv * d * elem
+    lse = b * h * sq * 4.0
+    waves = lanes / arch.wave_size
+    streamed = t["grid"] * x.cols * x.frac / split * x.b_col  # bytes staged in LDS
+    work.add_bytes("lds", read=waves * streamed, write=streamed)
+    if x.phase == "fwd":
+        traffic.add_stream(work, arch, write=q_bytes + lse)  # O and LSE
+        if np.any(split > 1):
+            _scratch(work, arch, np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0))
+            work.notes.append(
+                "split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced"
+            )
+        return
+    # Delta = rowsum(dO * O): reads O and dO, writes Delta (read back by the main kernel)
+    traffic.add_stream(work, arch, read=2.0 * q_bytes, write=lse)
+    # dQ accumulated in fp32 by atomics in L2, once per key block; then converted and written
+    dq_acc = b * h * sq * d * 4.0
+    work.add_bytes("l2", read=t["grid"] / x.copies * x.frac * dq_acc, write=t["grid"] / x.copies * x.frac * dq_acc)
+    _scratch(work, arch, dq_acc)
+    traffic.add_stream(work, arch, write=q_bytes + kv_bytes)  # dQ, dK, dV
+
+
+def _scratch(work: Work, arch, nbytes) -> None:
+    """A temporary written then read back (split-KV partials, dQ accumulators): a within-kernel
+    re-read, so it stops at the first cache that holds it."""
+    traffic.add_stream(work, arch, nbytes, nbytes, nbytes, within_kernel=True)

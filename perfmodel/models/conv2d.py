@@ -2,7 +2,7 @@
 
 Output size P = floor((h + 2 pad - r) / stride) + 1, Q = floor((w + 2 pad - s) / stride) + 1.
 GEMM view: M = n*P*Q output pixels, N = k filters, K = c*r*s. FLOPs 2*M*N*K on the matrix pipe.
-Bytes: the shared GEMM tile model (`tiles.gemm_work`) with A = the virtual im2col matrix: the
+Bytes: the shared GEMM tile model (`gemm_tiling.gemm_work`) with A = the virtual im2col matrix: the
 tiles request M*K elements of it per column of tiles (each input element r*s/stride^2 times,
 through L1 and L2), but only the n*c*h*w distinct input elements count as compulsory and as
 the per-XCD/MALL footprint, so device memory sees the input once when it fits.
@@ -14,8 +14,8 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import tiles
-from perfmodel.models.registry import Param, register
+from perfmodel.models import gemm_tiling
+from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
 
 
@@ -43,7 +43,7 @@ def output_size(h, w, r, s, stride, pad):
     default_dtype="bf16",
 )
 def conv2d(p: dict, arch, dtype: str) -> Work:
-    n, c, h, w, k, r, s = (np.asarray(p[x], dtype=float) for x in ("n", "c", "h", "w", "k", "r", "s"))
+    n, c, h, w, k, r, s = floats(p, "n", "c", "h", "w", "k", "r", "s")
     stride = np.asarray(p.get("stride", 1), dtype=float)
     pad = np.asarray(p.get("pad", 0), dtype=float)
     pp, qq = output_size(h, w, r, s, stride, pad)
@@ -53,6 +53,6 @@ def conv2d(p: dict, arch, dtype: str) -> Work:
         )
     m = n * pp * qq
     kk = c * r * s
-    work, launch = tiles.gemm_work(arch, dtype, m, k, kk, 1.0, a_unique=n * c * h * w * dtypes.size(dtype))
+    work, launch = gemm_tiling.gemm_work(arch, dtype, m, k, kk, 1.0, a_unique=n * c * h * w * dtypes.size(dtype))
     work.launch = launch
     return work

@@ -8,7 +8,8 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
-from perfmodel.models.registry import REQUIRED, Param, register
+from perfmodel.models import traffic
+from perfmodel.models.registry import REQUIRED, Param, floats, register
 from perfmodel.work import Launch, Work
 
 WG = 256
@@ -26,16 +27,13 @@ WG = 256
     default_dtype="fp16",
 )
 def elementwise(p: dict, arch, dtype: str) -> Work:
-    n = np.asarray(p["n"], dtype=float)
-    reads = np.asarray(p["reads"], dtype=float)
-    writes = np.asarray(p["writes"], dtype=float)
-    fpe = np.asarray(p["flops_per_element"], dtype=float)
+    n, reads, writes, fpe = floats(p, "n", "reads", "writes", "flops_per_element")
     s = dtypes.size(dtype)
     w = Work()
     w.add_flops("valu", dtypes.valu_dtype(arch, dtype), fpe * n)
     read = reads * n * s
     write = writes * n * s
-    sc.add_traffic(w, arch, read, write, read + write)
+    traffic.add_stream(w, arch, read, write, read + write)
     per_item = max(1.0, sc.LOAD_BYTES / s)  # elements per work-item: one 16-B access per array
     grid = np.maximum(1.0, sc.ceil_div(n, WG * per_item))
     flight = sc.in_flight(arch, max(s, sc.LOAD_BYTES), np.maximum(1.0, np.maximum(reads, writes)))

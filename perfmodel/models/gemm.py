@@ -1,13 +1,13 @@
 """GEMM (and GEMV at m=1): C[m,n] = A[m,k] B[k,n], ``batch`` independent problems.
 
-FLOPs: 2*m*n*k*batch on the matrix pipe. Bytes: the tile traffic model of `tiles.gemm_work`
+FLOPs: 2*m*n*k*batch on the matrix pipe. Bytes: the tile traffic model of `gemm_tiling.gemm_work`
 (operand panels re-read per tile from L2, per XCD from the MALL, compulsory from memory when
 the re-read working set fits). See docs/models-tiled.md.
 """
 
 from __future__ import annotations
 
-from perfmodel.models import tiles
+from perfmodel.models import gemm_tiling
 from perfmodel.models.registry import Param, register
 from perfmodel.work import Work
 
@@ -27,7 +27,7 @@ from perfmodel.work import Work
     default_dtype="bf16",
 )
 def gemm(p: dict, arch, dtype: str) -> Work:
-    work, launch = tiles.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["batch"])
+    work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["batch"])
     layout = p.get("layout", "tn")
     if layout != "tn":
         work.notes.append(

@@ -2,12 +2,12 @@
 in one launch whose grid is the sum of the groups' tiles.
 
 FLOPs: 2*groups*m*n*k. Bytes: the GEMM tile traffic model with the groups as independent
-problems run one after another in grid order (`tiles.gemm_work` with batch = groups).
+problems run one after another in grid order (`gemm_tiling.gemm_work` with batch = groups).
 """
 
 from __future__ import annotations
 
-from perfmodel.models import tiles
+from perfmodel.models import gemm_tiling
 from perfmodel.models.registry import Param, register
 from perfmodel.work import Work
 
@@ -24,6 +24,6 @@ from perfmodel.work import Work
     default_dtype="bf16",
 )
 def grouped_gemm(p: dict, arch, dtype: str) -> Work:
-    work, launch = tiles.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["groups"])
+    work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["groups"])
     work.launch = launch
     return work

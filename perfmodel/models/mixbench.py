@@ -24,11 +24,14 @@ no compute term for them, because the arch specs carry no VALU integer rate.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from perfmodel.errors import InputError
 from perfmodel.models import streaming_common as sc
-from perfmodel.models.registry import MODELS, Param, register
+from perfmodel.models import traffic
+from perfmodel.models.registry import Param, floats, identifies, register
 from perfmodel.work import Launch, Work
 
 # template type -> (bytes per element, scalar lanes per element, VALU dtype or None for integers)
@@ -47,6 +50,9 @@ ELEM_ALIASES = {
     "HIP_vector_type<float,2u>": "float2",
     "HIP_vector_type<float, 2>": "float2",
 }
+
+# the kernel as rocprof names it: benchmark_func<T, block, granularity, compute_iters>
+NAME = re.compile(r"benchmark_func<\s*(?P<T>.+?),\s*(?P<block>\d+)u?,\s*(?P<gran>\d+)u?,\s*(?P<ci>\d+)u?\s*>")
 
 DEFAULT_N = 32 * 1024 * 1024  # mixbench's default vector size (32 Mi elements)
 
@@ -72,10 +78,7 @@ def per_element_ops(compute_iters, lanes: int = 1):
 def mixbench(p: dict, arch, dtype: str) -> Work:
     elem = p["elem"]
     size, lanes, valu = ELEM[elem]
-    n = np.asarray(p["n"], dtype=float)
-    g = np.asarray(p["granularity"], dtype=float)
-    block = np.asarray(p["block"], dtype=float)
-    ci = np.asarray(p["compute_iters"], dtype=float)
+    n, g, block, ci = floats(p, "n", "granularity", "block", "compute_iters")
     if np.any(np.mod(g, 2) != 0):
         raise InputError("expected an even granularity (the reduction pairs elements)", key="granularity")
     w = Work()
@@ -94,7 +97,7 @@ def mixbench(p: dict, arch, dtype: str) -> Work:
             "(counted as iops, not FLOPs; no VALU integer rate in the spec, so not timed)"
         )
     read = n * size
-    sc.add_traffic(w, arch, read, np.zeros_like(read), read)
+    traffic.add_stream(w, arch, read, np.zeros_like(read), read)
     threads = np.ceil(n / g)
     # all `granularity` loads are issued before the first multiply-add uses one
     w.launch = Launch(
@@ -105,4 +108,22 @@ def mixbench(p: dict, arch, dtype: str) -> Work:
     return w
 
 
-MODELS["mixbench"].dtype_free = True  # the element type comes from `elem`
+@identifies("mixbench")
+def identify_mixbench(kernel: str, grid: int, workgroup: int) -> dict | None:
+    """The case of a profiled mixbench dispatch from its template arguments; ``n`` from the grid
+    (work-items x granularity)."""
+    m = NAME.search(kernel)
+    if not m or not grid:
+        return None
+    elem = ELEM_ALIASES.get(m.group("T").strip(), m.group("T").strip())
+    if elem not in ELEM:
+        return None
+    gran = int(m.group("gran"))
+    return {
+        "kernel": "mixbench",
+        "elem": elem,
+        "block": int(m.group("block")),
+        "granularity": gran,
+        "compute_iters": int(m.group("ci")),
+        "n": int(grid) * gran,
+    }

@@ -18,8 +18,8 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import tiles
-from perfmodel.models.registry import Param, register
+from perfmodel.models import gemm_tiling, tiles, traffic
+from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
 
 
@@ -41,9 +41,7 @@ def touched_experts(tokens, experts, topk):
     default_dtype="bf16",
 )
 def moe(p: dict, arch, dtype: str) -> Work:
-    t, e, k, hd, it = (
-        np.asarray(p[x], dtype=float) for x in ("tokens", "experts", "topk", "hidden", "inter")
-    )
+    t, e, k, hd, it = floats(p, "tokens", "experts", "topk", "hidden", "inter")
     if np.any(k > e):
         raise InputError("expected topk <= experts", key="topk")
     elem = dtypes.size(dtype)
@@ -51,15 +49,15 @@ def moe(p: dict, arch, dtype: str) -> Work:
     et = touched_experts(t, e, k)
     rows = t * k
     m_e = rows / et
-    _, l_router = tiles.gemm_work(arch, dtype, t, e, hd, 1.0, work=work)
+    _, l_router = gemm_tiling.gemm_work(arch, dtype, t, e, hd, 1.0, work=work)
     work.add_flops("sfu", "fp32", t * e)
     work.add_flops("valu", "fp32", 4.0 * t * e)
-    _, l_up = tiles.gemm_work(arch, dtype, m_e, 2.0 * it, hd, et, out_scale=0.5, work=work)
+    _, l_up = gemm_tiling.gemm_work(arch, dtype, m_e, 2.0 * it, hd, et, out_scale=0.5, work=work)
     work.add_flops("sfu", "fp32", 2.0 * rows * it)
     work.add_flops("valu", "fp32", 3.0 * rows * it)
-    _, l_down = tiles.gemm_work(arch, dtype, m_e, hd, it, et, work=work)
+    _, l_down = gemm_tiling.gemm_work(arch, dtype, m_e, hd, it, et, work=work)
     work.add_flops("valu", "fp32", 2.0 * rows * hd)
-    tiles.add_cold(work, arch, read=rows * hd * elem, write=t * hd * elem)
+    traffic.add_stream(work, arch, read=rows * hd * elem, write=t * hd * elem)
     work.launch = tiles.combine_launch([l_router, l_up, l_down])
     work.notes.append(
         "moe: router, up+gate (SiLU fused), down and combine kernels summed; launch = the largest grid of them"

@@ -8,6 +8,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
+from perfmodel.models import traffic
 from perfmodel.models.registry import REQUIRED, Param, register
 from perfmodel.work import Launch, Work
 
@@ -32,7 +33,7 @@ def reduction(p: dict, arch, dtype: str) -> Work:
     w.add_flops("valu", sc.acc_dtype(arch, dtype), n + grid)
     read = n * s + grid * a  # input once, partials once (stage 2)
     write = grid * a + a  # partials, result
-    sc.add_traffic(w, arch, read, write, n * s + grid * a + a)
+    traffic.add_stream(w, arch, read, write, n * s + grid * a + a)
     flight = sc.in_flight(arch, max(s, sc.LOAD_BYTES), UNROLL)
     w.launch = Launch(
         grid=grid, workgroup_size=WG, lds_bytes=(WG // arch.wave_size) * a, bytes_in_flight_per_wave=flight

@@ -9,7 +9,7 @@ returns a `Work` whose values are arrays of that shape. Models know nothing of c
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from perfmodel.errors import InputError, did_you_mean
@@ -33,15 +33,21 @@ class Param:
         return self.default is REQUIRED
 
 
+# identify(kernel_name, grid, workgroup) -> case dict or None: a family's knowledge of which
+# profiled kernels are its own (by name and launch geometry), for `perfmodel validate`
+Identifier = Callable[[str, int, int], "dict | None"]
+
+
 @dataclass
 class KernelModel:
+    """One kernel family: its parameters, its formula function and what it knows of its kernels."""
+
     name: str
     params: dict[str, Param]
     fn: Callable
     doc: str = ""
     default_dtype: str = "fp16"
-    dtype_free: bool = False  # e.g. stream: dtype only sets element size
-    aliases: dict[str, str] = field(default_factory=dict)
+    identify: Identifier | None = None
 
     @property
     def numeric(self) -> list[str]:
@@ -51,18 +57,22 @@ class KernelModel:
     def categorical(self) -> list[str]:
         return [n for n, p in self.params.items() if p.kind in (str, bool)]
 
+    def check_keys(self, keys, where: str | None = None, also: tuple[str, ...] = ()) -> None:
+        """Refuse a key that is neither a parameter of this family nor one of ``also``."""
+        for k in keys:
+            if k not in also and k not in self.params:
+                known = list(self.params) + list(also)
+                raise InputError(
+                    f"unknown parameter for {self.name}{did_you_mean(k, known)}; expected {', '.join(self.params)}",
+                    where=where,
+                    key=str(k),
+                )
+
 
 MODELS: dict[str, KernelModel] = {}
 
 
-def register(
-    name: str,
-    params: list[Param],
-    doc: str = "",
-    default_dtype: str = "fp16",
-    aliases: dict | None = None,
-    dtype_free: bool = False,
-):
+def register(name: str, params: list[Param], doc: str = "", default_dtype: str = "fp16"):
     """Decorator: register ``fn(p, arch, dtype) -> Work`` under ``name``."""
 
     def deco(fn: Callable) -> Callable:
@@ -72,25 +82,47 @@ def register(
             fn=fn,
             doc=doc or (fn.__doc__ or "").strip().splitlines()[0],
             default_dtype=default_dtype,
-            aliases=aliases or {},
-            dtype_free=dtype_free,
         )
         return fn
 
     return deco
 
 
-def get_model(name: str, where: str | None = None) -> KernelModel:
+def identifies(name: str):
+    """Decorator: ``fn(kernel_name, grid, workgroup) -> case | None`` recognises the profiled
+    kernels of the registered family ``name`` (grid in work-items, workgroup in work-items)."""
+
+    def deco(fn: Identifier) -> Identifier:
+        MODELS[name].identify = fn
+        return fn
+
+    return deco
+
+
+def all_models() -> dict[str, KernelModel]:
+    """Every registered family, after importing every module of `perfmodel.models`."""
     from perfmodel.models import load_all_models
 
     load_all_models()
-    if name not in MODELS:
+    return MODELS
+
+
+def get_model(name: str, where: str | None = None) -> KernelModel:
+    models = all_models()
+    if name not in models:
         raise InputError(
-            f"unknown kernel '{name}'{did_you_mean(name, MODELS)}; known: {', '.join(sorted(MODELS))}",
+            f"unknown kernel '{name}'{did_you_mean(name, models)}; known: {', '.join(sorted(models))}",
             where=where,
             key="kernel",
         )
-    return MODELS[name]
+    return models[name]
+
+
+def floats(p: dict, *names: str) -> tuple:
+    """The numeric parameters ``names`` of a batch as float64 arrays, in that order."""
+    import numpy as np
+
+    return tuple(np.asarray(p[n], dtype=float) for n in names)
 
 
 def convert_param(p: Param, raw: Any, where: str | None) -> Any:

@@ -12,6 +12,8 @@ from perfmodel.models import streaming_common as sc
 from perfmodel.models.registry import REQUIRED, Param, register
 from perfmodel.work import Work
 
+SOFTMAX = sc.RowOps(param_rows=0, valu_fit=4, valu_multi=5, sfu_fit=(1, 1), sfu_multi=(2, 1), reductions=2)
+
 
 @register(
     "softmax",
@@ -20,16 +22,4 @@ from perfmodel.work import Work
     default_dtype="fp16",
 )
 def softmax(p: dict, arch, dtype: str) -> Work:
-    w = sc.row_kernel(
-        arch,
-        dtype,
-        p["rows"],
-        p["cols"],
-        param_rows=0,
-        valu_fit=4,
-        valu_multi=5,
-        sfu_fit=(1, 1),
-        sfu_multi=(2, 1),
-        reductions=2,
-    )
-    return w
+    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], SOFTMAX)

@@ -25,7 +25,7 @@ import numpy as np
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
 from perfmodel.models import traffic
-from perfmodel.models.registry import REQUIRED, Param, register
+from perfmodel.models.registry import REQUIRED, Param, floats, register
 from perfmodel.work import Launch, Work
 
 BX, BY = 64, 4
@@ -48,10 +48,8 @@ def radius(points) -> np.ndarray:
     default_dtype="fp64",
 )
 def stencil(p: dict, arch, dtype: str) -> Work:
-    nx = np.asarray(p["nx"], dtype=float)
-    ny = np.asarray(p["ny"], dtype=float)
-    nz = np.asarray(p["nz"], dtype=float)
-    points = np.asarray(p["points"], dtype=float) + 0 * nx
+    nx, ny, nz, points = floats(p, "nx", "ny", "nz", "points")
+    points = points + 0 * nx
     r = radius(points)
     box = points == 27
     s = dtypes.size(dtype)

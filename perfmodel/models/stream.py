@@ -9,11 +9,14 @@ workgroup, one element per work-item (dot: 4 workgroups per CU, grid-stride, 16-
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
-from perfmodel.models.registry import MODELS, REQUIRED, Param, register
+from perfmodel.models import traffic
+from perfmodel.models.registry import REQUIRED, Param, identifies, register
 from perfmodel.work import Launch, Work
 
 TBSIZE = 1024  # BabelStream HIP default workgroup size
@@ -57,9 +60,17 @@ def stream(p: dict, arch, dtype: str) -> Work:
     else:
         grid = sc.ceil_div(n, TBSIZE)
         flight = sc.in_flight(arch, s, reads)  # one element of each input array per lane
-    sc.add_traffic(w, arch, read, write, read + write)
+    traffic.add_stream(w, arch, read, write, read + write)
     w.launch = Launch(grid=grid, workgroup_size=TBSIZE, bytes_in_flight_per_wave=flight)
     return w
 
 
-MODELS["stream"].dtype_free = True  # the dtype only sets the element size (and the VALU type)
+# the rocprof-compute sample `vecCopy`: a BabelStream-style fp64 copy, one element per work-item
+VCOPY = re.compile(r"\bvecCopy\b")
+
+
+@identifies("stream")
+def identify_stream(kernel: str, grid: int, workgroup: int) -> dict | None:
+    if VCOPY.search(kernel) and grid:
+        return {"kernel": "stream", "op": "copy", "dtype": "fp64", "n": int(grid)}
+    return None

@@ -8,6 +8,8 @@ See docs/models-streaming.md for the formulas and the assumptions behind each ch
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from perfmodel import dtypes
@@ -21,10 +23,6 @@ LOAD_BYTES = 16
 def ceil_div(a, b):
     """Elementwise ceil(a / b) for float arrays of whole numbers."""
     return np.ceil(np.asarray(a, dtype=float) / np.asarray(b, dtype=float))
-
-
-def zeros_like(x) -> np.ndarray:
-    return np.zeros(np.shape(x), dtype=float)
 
 
 def acc_dtype(arch, dtype: str) -> str:
@@ -56,14 +54,6 @@ def lds_per_workgroup(arch) -> float:
 def in_flight(arch, load_bytes, loads) -> np.ndarray:
     """Bytes one wave keeps in flight: lanes x bytes per load x loads issued before the first use."""
     return arch.wave_size * np.asarray(load_bytes, dtype=float) * np.asarray(loads, dtype=float)
-
-
-def add_traffic(work: Work, arch, read, write, working_set) -> tuple[dict, dict]:
-    """Compulsory streaming traffic (via `traffic.stream_traffic`) added to ``work``; returns it."""
-    br, bw = traffic.stream_traffic(arch, read, write, working_set)
-    for lv in br:
-        work.add_bytes(lv, read=br[lv], write=bw[lv])
-    return br, bw
 
 
 def beyond(arch, level: str) -> list[str]:
@@ -116,28 +106,26 @@ def row_launch(arch, rows, cols, s: float) -> dict:
     }
 
 
-def row_kernel(
-    arch,
-    dtype: str,
-    rows,
-    cols,
-    *,
-    param_rows: int,
-    valu_fit,
-    valu_multi,
-    sfu_fit,
-    sfu_multi,
-    reductions: int,
-) -> Work:
+@dataclass(frozen=True)
+class RowOps:
+    """What a row-wise normalisation does per element and per row (see `row_kernel`)."""
+
+    param_rows: int  # parameter vectors of `cols` elements (gamma, beta)
+    valu_fit: float  # VALU FLOPs per element when a row fits on chip (one pass)
+    valu_multi: float  # ... when it does not (two passes)
+    sfu_fit: tuple[float, float]  # SFU ops (per element, per row), one pass
+    sfu_multi: tuple[float, float]  # ... two passes
+    reductions: int  # row reductions (each one cross-wave exchange through LDS)
+
+
+def row_kernel(arch, dtype: str, rows, cols, ops: RowOps) -> Work:
     """`Work` of a row-wise normalisation (softmax, layernorm, rmsnorm) over a rows x cols tensor.
 
     - reads x once and writes y once (same dtype); ``param_rows`` vectors of ``cols`` elements
       (gamma, beta) are read once from beyond L2 and once per row at L1 / per workgroup at L2;
     - a row that does not fit the workgroup's on-chip budget is re-read in a second pass; the
       re-read is served from the cache that holds the rows in flight on the whole device;
-    - FLOPs per element on the VALU in the accumulate type: ``valu_fit`` (one pass) or
-      ``valu_multi`` (two passes); on ``sfu:fp32``: ``sfu_fit`` / ``sfu_multi`` as
-      (per element, per row).
+    - FLOPs per element on the VALU in the accumulate type, on ``sfu:fp32`` per element and row.
     """
     rows = np.asarray(rows, dtype=float)
     cols = np.asarray(cols, dtype=float)
@@ -147,33 +135,38 @@ def row_kernel(
     fits = g["fits"]
     elems = rows * cols
     x = elems * s
-    params = param_rows * cols * s
+    params = ops.param_rows * cols * s
     w = Work()
-    w.add_flops("valu", acc_dtype(arch, dtype), np.where(fits, valu_fit, valu_multi) * elems)
-    sfu = np.where(fits, sfu_fit[0] * elems + sfu_fit[1] * rows, sfu_multi[0] * elems + sfu_multi[1] * rows)
+    w.add_flops("valu", acc_dtype(arch, dtype), np.where(fits, ops.valu_fit, ops.valu_multi) * elems)
+    one, two = ops.sfu_fit, ops.sfu_multi
+    sfu = np.where(fits, one[0] * elems + one[1] * rows, two[0] * elems + two[1] * rows)
     w.add_flops("sfu", "fp32", sfu)
+    _row_bytes(w, arch, g, rows, x, params, ops.reductions, a)
+    w.launch = Launch(
+        grid=g["grid"],
+        workgroup_size=g["wg"],
+        lds_bytes=ops.reductions * g["waves_per_row"] * a,
+        bytes_in_flight_per_wave=g["flight"],
+    )
+    return w
+
+
+def _row_bytes(w: Work, arch, g: dict, rows, x, params, reductions: int, a: float) -> None:
+    """Bytes of a row-wise kernel: x in, y out, parameter vectors, the second pass over rows that
+    do not fit on chip, and the cross-wave partials through LDS."""
     ws = 2 * x + params
-    br, _ = add_traffic(w, arch, x + params, x, ws)
+    br, _ = traffic.add_stream(w, arch, x + params, x, ws)
     # gamma/beta re-read per row (L1) and per workgroup (L2); beyond L2 they stay resident
-    if param_rows:
+    if np.any(params):
         if "l1" in br:
             w.add_bytes("l1", read=(rows - 1) * params)
         if "l2" in br:
             w.add_bytes("l2", read=(g["grid"] - 1) * params)
-    # second pass over rows that do not fit on chip
-    reread = np.where(fits, 0.0, x)
+    # second pass over rows that do not fit on chip: served from the cache holding the rows in flight
+    reread = np.where(g["fits"], 0.0, x)
     inflight = resident_workgroups(arch, g["wg"]) * g["rows_per_wg"] * g["row_bytes"]
-    br2, _ = traffic.stream_traffic(arch, reread, 0.0, np.minimum(ws, inflight), within_kernel=True)
-    for lv in br2:
-        w.add_bytes(lv, read=br2[lv])
+    traffic.add_stream(w, arch, reread, 0.0, np.minimum(ws, inflight), within_kernel=True)
     # cross-wave partials through LDS (one write and one read per wave and reduction)
     lds = rows * reductions * np.where(g["waves_per_row"] > 1, g["waves_per_row"], 0.0) * a
     if "lds" in arch.levels:
         w.add_bytes("lds", read=lds, write=lds)
-    w.launch = Launch(
-        grid=g["grid"],
-        workgroup_size=g["wg"],
-        lds_bytes=reductions * g["waves_per_row"] * a,
-        bytes_in_flight_per_wave=g["flight"],
-    )
-    return w

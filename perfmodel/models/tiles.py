@@ -196,18 +196,7 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
 
     cus = float(arch.cus)
     x = float(max(arch.xcds, 1))
-    wave = np.minimum(cus, per_copy)
-    a = np.clip(np.ceil(np.sqrt(wave)), 1.0, tiles_m)
-    b = np.clip(np.ceil(wave / a), 1.0, tiles_n)
-    if x > 1:  # a library rasterises whole rows of xcds tiles, so a B panel stays on one XCD
-        b = np.where(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
-    a = np.clip(np.ceil(wave / b), 1.0, tiles_m)
-    if x > 1:
-        r_a = np.minimum(x, b)
-        gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
-        r_b = np.minimum(a, x / gcd[np.mod(b, x).astype(np.int64)])
-    else:
-        r_a = r_b = 1.0
+    a, b, r_a, r_b = _raster(cus, x, tiles_m, tiles_n, per_copy)
     b_need = np.maximum(np.ceil(tiles_m / a) * b_frac, 1.0)  # waves needing each B panel (>= once)
     floor_l2 = r_a * a_bytes + r_b * b_bytes  # each XCD fetches its panels at least once
     waves_l2 = r_a * np.ceil(tiles_n / b) * a_bytes + r_b * b_need * b_bytes
@@ -228,6 +217,21 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
     return {"req": req, "l2_miss": l2_miss, "mem": mem, "grid": copies * per_copy}
 
 
+def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
+    """(a, b, r_a, r_b): one wave of min(CUs, tiles) tiles as a near-square a x b block, and how
+    many XCDs fetch each A panel (r_a) and each B panel (r_b) in it."""
+    wave = np.minimum(cus, per_copy)
+    a = np.clip(np.ceil(np.sqrt(wave)), 1.0, tiles_m)
+    b = np.clip(np.ceil(wave / a), 1.0, tiles_n)
+    if x > 1:  # a library rasterises whole rows of xcds tiles, so a B panel stays on one XCD
+        b = np.where(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
+    a = np.clip(np.ceil(wave / b), 1.0, tiles_m)
+    if x <= 1:
+        return a, b, 1.0, 1.0
+    gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
+    return a, b, np.minimum(x, b), np.minimum(a, x / gcd[np.mod(b, x).astype(np.int64)])
+
+
 def add_operand_reads(work: Work, arch, t: dict) -> None:
     """Book `panel_traffic` reads on the arch's global-memory levels."""
     for lv in traffic.chain(arch):
@@ -237,32 +241,6 @@ def add_operand_reads(work: Work, arch, t: dict) -> None:
             work.add_bytes(lv, read=t["l2_miss"])
         else:  # device memory
             work.add_bytes(lv, read=t["mem"] if "mall" in arch.levels else t["l2_miss"])
-
-
-def add_cold(work: Work, arch, read=0.0, write=0.0) -> None:
-    """Tensors read or written once that live in device memory: every level sees them."""
-    for lv in traffic.chain(arch):
-        work.add_bytes(lv, read=read, write=write)
-
-
-def add_scratch(work: Work, arch, nbytes) -> None:
-    """A temporary written then read back (split partial sums): a within-kernel re-read,
-    so it stops at the first cache that holds it."""
-    br, bw = traffic.stream_traffic(arch, nbytes, nbytes, nbytes, within_kernel=True)
-    for lv in br:
-        work.add_bytes(lv, read=br[lv], write=bw[lv])
-
-
-def merge(into: Work, other: Work) -> Work:
-    """Add the FLOPs, bytes and notes of ``other`` into ``into``."""
-    for k, v in other.flops.items():
-        into.flops[k] = into.flops.get(k, 0.0) + v
-    for k, v in other.bytes_read.items():
-        into.bytes_read[k] = into.bytes_read.get(k, 0.0) + v
-    for k, v in other.bytes_write.items():
-        into.bytes_write[k] = into.bytes_write.get(k, 0.0) + v
-    into.notes.extend(n for n in other.notes if n not in into.notes)
-    return into
 
 
 # --- the GEMM tile model -------------------------------------------------------------------
@@ -281,132 +259,6 @@ class Rates:
     def of(cls, arch, pipe: str, dtype: str) -> Rates:
         bw = {lv: arch.bandwidth(lv) for lv in arch.levels}
         return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level)
-
-
-def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, out_elem, a_unique):
-    """Tile traffic of one GEMM configuration (tile and split may be scalars or arrays)."""
-    ks = k / split  # K depth one split walks (bytes move for the real K; padding costs only MFMA time)
-    a_uni = None if a_unique is None else a_unique / split
-    t = panel_traffic(arch, m, n, tm, tn, ks * elem, ks * elem, batch * split, a_unique=a_uni)
-    wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)
-    lds_w = t["grid"] * (tm + tn) * ks * elem  # each K step stored once
-    lds_r = t["grid"] * (wc * tm + wr * tn) * ks * elem  # each wave reads its rows and columns
-    out = batch * m * n * out_elem
-    partial = np.where(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
-    return t, ks, lds_r, lds_w, out, partial
-
-
-def _choice_cost(
-    r: Rates, m, n, k, batch, tile: Tile, tk: int, split, elem: float, base_mem, out, wave_size: int
-):
-    """Local time used only to rank configurations (the estimator times the final Work).
-
-    Compute with wave quantization (tiles one CU runs back to back x the tile's time on the
-    CU's slowest path: MFMA, L1 or LDS) plus the slowest device-wide memory path: L2 (tile
-    requests, C, split partials) or device memory (``base_mem``: compulsory time). Summed, not
-    overlapped: real tiles do not hide all their traffic, and the sum prefers the tile that
-    moves less when two tiles quantize to the same compute time.
-    """
-    tiles_m = np.ceil(m * (1.0 / tile.m))
-    tiles_n = np.ceil(n * (1.0 / tile.n))
-    bs = batch * split
-    grid = tiles_m * tiles_n * bs
-    ks = np.ceil(k / (split * tk)) * tk
-    wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
-    per_cu = max(
-        2.0 * tile.m * tile.n * r.cus / r.flops,
-        (tile.m + tile.n) * elem * r.cus / r.bw.get("l1", np.inf),
-        float(wc * tile.m + wr * tile.n) * elem * r.cus / r.bw.get("lds", np.inf),
-    )
-    cost = np.ceil(grid * (1.0 / r.cus)) * ks * per_cu
-    l2 = (tiles_n * m + tiles_m * n) * bs * ks * (elem / r.bw.get("l2", np.inf)) + out / r.bw.get(
-        "l2", np.inf
-    )
-    if np.ndim(split):
-        l2 += bs * m * n * (2.0 * PARTIAL_BYTES / r.bw.get("l2", np.inf))
-    cost += np.maximum(l2, base_mem)
-    return cost
-
-
-def gemm_work(
-    arch,
-    dtype: str,
-    m,
-    n,
-    k,
-    batch,
-    *,
-    a_unique=None,
-    out_scale=1.0,
-    work: Work | None = None,
-    allow_split=True,
-):
-    """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
-
-    ``a_unique``: distinct bytes of A per problem where fewer than m*k elements (conv2d).
-    ``out_scale``: share of C the epilogue writes (0.5 for MoE's fused up+gate -> SiLU*up).
-    Returns (work, launch).
-    """
-    work = work if work is not None else Work()
-    m, n, k, batch = (np.asarray(v, dtype=float) for v in (m, n, k, batch))
-    shape = np.broadcast(m, n, k, batch).shape
-    m, n, k, batch = (np.broadcast_to(v, shape) for v in (m, n, k, batch))
-    elem, out_elem, acc = dtypes.size(dtype), out_size(dtype), acc_size(dtype)
-    pipe, pdt = matrix_pipe(arch, dtype, work.notes)
-    r = Rates.of(arch, pipe, pdt)
-
-    # the configuration: every legal tile timed at split 1 and, where its grid underfills the
-    # CUs, at the split-K that fills them; the fastest kept per shape
-    cands = gemm_candidates(arch, elem, acc)
-    best = np.full(shape, np.inf)
-    idx = np.zeros(shape, dtype=np.int64)
-    split = np.ones(shape)
-    out = batch * m * n * out_elem
-    base_mem = (batch * (m + n) * k * elem + out) / r.bw[r.mem]
-    for i, (tile, tk) in enumerate(cands):
-        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out, arch.wave_size)
-        better = c < best
-        np.copyto(best, c, where=better)
-        np.copyto(idx, i, where=better)
-        np.copyto(split, 1.0, where=better)
-        if not allow_split:
-            continue
-        grid1 = np.ceil(m / tile.m) * np.ceil(n / tile.n) * batch
-        sel = np.nonzero((grid1 * 2 <= arch.cus) & (k >= 4 * tk))
-        if not sel[0].size:
-            continue
-        sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
-        s = fill_split(arch.cus, grid1[sel], sk, tk)
-        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out[sel], arch.wave_size)
-        better = c < best[sel]
-        best[sel] = np.where(better, c, best[sel])
-        idx[sel] = np.where(better, i, idx[sel])
-        split[sel] = np.where(better, s, split[sel])
-    table = np.array([(t.m, t.n, tk, t.lanes) for t, tk in cands], dtype=float)
-    tm, tn, tk, lanes = (table[idx, j] for j in range(4))
-
-    # the Work of the chosen configuration
-    t, ks, lds_r, lds_w, out, partial = _gemm_parts(
-        arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, out_elem, a_unique
-    )
-    work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)
-    add_operand_reads(work, arch, t)
-    add_cold(work, arch, write=out)
-    if np.any(split > 1):
-        add_scratch(work, arch, partial)
-        work.notes.append("split-K where the tiles underfill the CUs: fp32 partial sums written and reduced")
-    if "lds" in arch.levels:
-        work.add_bytes("lds", read=lds_r, write=lds_w)
-    launch = Launch(
-        grid=t["grid"],
-        workgroup_size=lanes,
-        vgprs=vgprs(arch, tm * tn * acc, (tm + tn) * tk * elem, lanes),
-        lds_bytes=2.0 * (tm + tn) * tk * elem,
-        tile_m=tm,
-        tile_n=tn,
-        tile_k=tk,
-    )
-    return work, launch
 
 
 def combine_launch(launches: list[Launch]) -> Launch:

@@ -18,6 +18,8 @@ import contextvars
 
 import numpy as np
 
+from perfmodel.vocab import DEVICE_MEMORY, GLOBAL_PATH
+
 _WARM: contextvars.ContextVar[bool] = contextvars.ContextVar("perfmodel_warm_caches", default=False)
 
 
@@ -34,20 +36,18 @@ def warm_caches(on: bool = True):
 def is_warm() -> bool:
     return _WARM.get()
 
-# innermost first; LDS is not on this path (kernels stage into it explicitly)
-CHAIN = ("l1", "l2", "mall", "hbm", "vram")
 
 
 def chain(arch) -> list[str]:
     """The arch's levels on the global-memory path, innermost first."""
     have = set(arch.levels)
-    return [lv for lv in CHAIN if lv in have]
+    return [lv for lv in GLOBAL_PATH if lv in have]
 
 
 def serving_capacities(arch) -> dict[str, float]:
     """Device-wide capacity of each cache level on the path (L1 excluded: it is per CU and
     a streaming kernel does not reuse it across CUs)."""
-    return {lv: arch.capacity(lv) for lv in chain(arch) if lv not in ("l1", "hbm", "vram")}
+    return {lv: arch.capacity(lv) for lv in chain(arch) if lv not in ("l1", *DEVICE_MEMORY)}
 
 
 def stream_traffic(arch, read, write, working_set, within_kernel: bool = False) -> tuple[dict, dict]:
@@ -78,10 +78,15 @@ def stream_traffic(arch, read, write, working_set, within_kernel: bool = False) 
     return br, bw
 
 
-def served_from(arch, working_set) -> np.ndarray:
-    """Name of the level that serves a working set in the warm steady state (array of str)."""
-    ws = np.asarray(working_set, dtype=float)
-    out = np.full(ws.shape, arch.memory_level, dtype=object)
-    for lv, cap in reversed(list(serving_capacities(arch).items())):
-        out = np.where(ws <= cap, lv, out)
-    return out
+def add_stream(work, arch, read=0.0, write=0.0, working_set=np.inf, *, within_kernel: bool = False):
+    """Book streaming traffic on ``work`` at every level `stream_traffic` says it crosses;
+    returns (bytes_read, bytes_write) per level.
+
+    The default working set (infinite) is a tensor that lives in device memory: every level sees
+    it. ``within_kernel=True`` is a temporary written and read back inside the kernel (split-K
+    partial sums): it stops at the first cache that holds it.
+    """
+    br, bw = stream_traffic(arch, read, write, working_set, within_kernel=within_kernel)
+    for lv in br:
+        work.add_bytes(lv, read=br[lv], write=bw[lv])
+    return br, bw

@@ -10,11 +10,10 @@ the neighbouring tile's workgroup using the rest of the line from L2, so HBM sta
 
 from __future__ import annotations
 
-import numpy as np
-
 from perfmodel import dtypes
 from perfmodel.models import streaming_common as sc
-from perfmodel.models.registry import REQUIRED, Param, register
+from perfmodel.models import traffic
+from perfmodel.models.registry import REQUIRED, Param, floats, register
 from perfmodel.work import Launch, Work
 
 TILE = 64
@@ -28,13 +27,12 @@ WG = 256
     default_dtype="fp32",
 )
 def transpose(p: dict, arch, dtype: str) -> Work:
-    rows = np.asarray(p["rows"], dtype=float)
-    cols = np.asarray(p["cols"], dtype=float)
+    rows, cols = floats(p, "rows", "cols")
     s = dtypes.size(dtype)
     nbytes = rows * cols * s
     w = Work()
     # no FLOPs: a pure data movement kernel
-    br, bw = sc.add_traffic(w, arch, nbytes, nbytes, 2 * nbytes)
+    br, bw = traffic.add_stream(w, arch, nbytes, nbytes, 2 * nbytes)
     # line amplification at L1/L2 when a tile row is shorter than a cache line
     f = max(1.0, sc.line_bytes(arch, "l2") / (TILE * s))
     for lv in ("l1", "l2"):

@@ -6,7 +6,8 @@
 Formats: rocprof v1 CSV (and its renamed headers), rocprofv2 CSV, rocprofv3 CSV
 (counter collection / kernel trace / agent info), rocprof-compute workload directories
 (pmc_perf.csv, per-pass pmc_perf_N.csv, timestamps.csv, sysinfo.csv, roofline.csv), the
-rocpd long CSV format and rocpd SQLite databases.
+rocpd long CSV format and rocpd SQLite databases. How each is recognised, in what order, and
+which module reads it: the one table `perfmodel.readers.formats.FORMATS`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ __all__ = ["Dispatch", "Workload", "detect_format", "read_workload"]
 
 
 def detect_format(path: str | Path) -> str:
-    """The format name of ``path`` (see :mod:`perfmodel.readers.detect`)."""
-    from perfmodel.readers.detect import detect
+    """The format name of ``path`` (see the table in :mod:`perfmodel.readers.formats`)."""
+    from perfmodel.readers.formats import find
 
-    return detect(path)
+    return find(Path(path)).name
 
 
 def read_workload(path: str | Path) -> Workload:
@@ -32,30 +33,7 @@ def read_workload(path: str | Path) -> Workload:
     sysinfo.csv (for the gfx target) and timestamps.csv (for clean durations) when present.
     Raises InputError (one line: file, field, what was expected) on bad input.
     """
-    import perfmodel.readers.detect as det
-    from perfmodel.readers import compute_workload, rocpd_long, rocpd_sqlite, rocprof_v1, rocprof_v3
+    from perfmodel.readers.formats import find
 
     p = Path(path)
-    fmt = det.detect(p)
-    if fmt == det.WORKLOAD:
-        return compute_workload.read(p)
-    if fmt in (det.V3_DIR, det.KERNEL_TRACE):
-        return rocprof_v3.read(p)
-    if fmt == det.SQLITE:
-        return rocpd_sqlite.read(
-            p if p.is_file() else next(q for q in sorted(p.glob("*.db")) if rocpd_sqlite.is_sqlite(q))
-        )
-    if fmt == det.AGENT_INFO:
-        from perfmodel.errors import InputError
-
-        raise InputError("an agent-info file holds no dispatches; pass its directory", where=str(p))
-    wl = Workload(path=str(p), format=fmt)
-    wl.dispatches = rocpd_long.read(p) if fmt == det.LONG else rocprof_v1.read(p)
-    sysinfo = p.parent / "sysinfo.csv"
-    if sysinfo.is_file():
-        from perfmodel.readers.sysinfo import read_sysinfo
-
-        wl.sysinfo, notes = read_sysinfo(sysinfo)
-        wl.notes += notes
-        wl.gfx = wl.sysinfo.get("gfx") or ""
-    return wl
+    return find(p).read(p)

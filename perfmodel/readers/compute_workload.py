@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from perfmodel.errors import InputError
-from perfmodel.readers import csvio, join, rocpd_long, rocprof_v1, sysinfo
+from perfmodel.readers import csvio, join, long_csv, sysinfo, wide_csv
 from perfmodel.readers.records import Workload
 
 _PASS = re.compile(r"^pmc_perf_(\d+)\.csv$")
@@ -31,15 +31,12 @@ def _is_long(path: Path) -> bool:
 
 
 def _read_counters(path: Path, keep=None):
-    return rocpd_long.read(path, keep=keep) if _is_long(path) else rocprof_v1.read(path, keep=keep)
+    return long_csv.read(path, keep=keep) if _is_long(path) else wide_csv.read(path, keep=keep)
 
 
 def read(path: Path) -> Workload:
     wl = Workload(path=str(path), format="rocprof-compute workload")
-    if (path / "sysinfo.csv").is_file():
-        wl.sysinfo, notes = sysinfo.read_sysinfo(path / "sysinfo.csv")
-        wl.notes += notes
-        wl.gfx = wl.sysinfo.get("gfx") or ""
+    sysinfo.attach(wl, path / "sysinfo.csv")
     if (path / "roofline.csv").is_file():
         wl.roofline = sysinfo.read_roofline(path / "roofline.csv")
     pass_files = sorted(
@@ -54,7 +51,7 @@ def read(path: Path) -> Workload:
         raise InputError("no dispatches in pmc_perf.csv", where=str(path))
     ts = path / "timestamps.csv"
     if ts.is_file():
-        timing = rocprof_v1.read(ts, keep=())
+        timing = wide_csv.read(ts, keep=())
         n = join.apply_timing(dispatches, timing, "timestamps.csv (counter-free timing pass)")
         if n < len(dispatches):
             wl.notes.append(

@@ -197,3 +197,48 @@ def require(header: list[str], cols: tuple[str, ...], where: str, what: str) -> 
     missing = [c for c in cols if c not in header]
     if missing:
         raise InputError(f"{what} needs column(s) {', '.join(missing)}", where=where)
+
+
+def columns(header: list[str]) -> dict[str, int]:
+    """Column index by canonical name; blank names (a trailing comma) are not columns."""
+    return {h: i for i, h in enumerate(header) if h}
+
+
+def check_one_gpu(seen: set[str], gpu: str, where: str) -> None:
+    """Add ``gpu`` to ``seen``; a second GPU is an error: one workload describes one device."""
+    seen.add(gpu)
+    if len(seen) > 1:
+        raise InputError(
+            f"mixed GPUs in one file (GPU_ID {', '.join(sorted(seen))}); split it per GPU", where=where
+        )
+
+
+class Cells:
+    """One row addressed by canonical column name.
+
+    Every reader asks a row the same things (text, a number that may be absent, a timestamp);
+    asking here keeps the errors alike: file, line and column, one line.
+    """
+
+    def __init__(self, row: list[str], col: dict[str, int], where: str, line: int) -> None:
+        self.row, self.col, self.where, self.line = row, col, where, line
+
+    def text(self, name: str) -> str:
+        """The cell as written, or "" when the file has no such column."""
+        i = self.col.get(name)
+        return self.row[i] if i is not None and i < len(self.row) else ""
+
+    def number(self, name: str, default: float | None = 0.0) -> float:
+        """The cell as a number; ``default`` for an absent column or blank cell (None: required)."""
+        t = self.text(name)
+        if default is not None and not t.strip():
+            return default
+        return number(t, where=self.where, column=name, line=self.line)
+
+    def integer(self, name: str) -> int:
+        """A count (grid, workgroup, registers); 0 when not recorded."""
+        return int(self.number(name))
+
+    def timestamp(self, name: str, flags: list[str]) -> float | None:
+        """A timestamp in ns (see :func:`timestamp`); precision problems go to ``flags``."""
+        return timestamp(self.text(name), where=self.where, column=name, line=self.line, flags=flags)

@@ -7,11 +7,12 @@ dispatches by (kernel, grid, occurrence).
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 from perfmodel.errors import InputError
-from perfmodel.readers import csvio, join, rocpd_long
+from perfmodel.readers import csvio, join, long_csv
 from perfmodel.readers.records import Dispatch, Workload
 
 PATTERNS = ("*_counter_collection.csv", "*_kernel_trace.csv", "*_agent_info.csv")
@@ -21,40 +22,41 @@ def find(path: Path, pattern: str) -> list[Path]:
     return sorted(path.rglob(pattern)) if path.is_dir() else ([path] if path.match(pattern) else [])
 
 
+def is_v3_dir(path: Path) -> bool:
+    """A directory (searched to any depth) holding counter-collection or kernel-trace CSVs;
+    agent info alone holds no dispatches."""
+    return path.is_dir() and any(find(path, pat) for pat in PATTERNS[:2])
+
+
+def refuse_agent_info(path: Path) -> Workload:
+    """An agent-info file passed alone: say where the dispatches are rather than read nothing."""
+    raise InputError("an agent-info file holds no dispatches; pass its directory", where=str(path))
+
+
 def read_kernel_trace(path: Path) -> list[Dispatch]:
     """Timing-only dispatches of a kernel trace (no counters)."""
     where = str(path)
     header, rows = csvio.rows(path)
     csvio.require(header, ("Kernel_Name", "Start_Timestamp", "End_Timestamp"), where, "a kernel trace")
-    col = {h: i for i, h in enumerate(header) if h}
+    col = csvio.columns(header)
     out = []
     for line, row in rows:
-
-        def num(name: str, default: float = 0.0) -> float:
-            i = col.get(name)
-            if i is None or not row[i].strip():  # noqa: B023 - called within this iteration
-                return default
-            return csvio.number(row[i], where=where, column=name, line=line)  # noqa: B023 - called within this iteration
-
-        grid = (
-            int(num("Grid_Size_X", 1) * num("Grid_Size_Y", 1) * num("Grid_Size_Z", 1))
+        cells = csvio.Cells(row, col, where, line)
+        grid = (  # rocprofv3 writes the grid per axis
+            int(math.prod(cells.number(f"Grid_Size_{axis}", 1) for axis in "XYZ"))
             if "Grid_Size_X" in col
-            else int(num("Grid_Size"))
+            else int(cells.number("Grid_Size"))
         )
         d = Dispatch(
-            kernel=csvio.clean_kernel(row[col["Kernel_Name"]]),
-            index=int(num("Dispatch_ID", len(out))),
+            kernel=csvio.clean_kernel(cells.text("Kernel_Name")),
+            index=int(cells.number("Dispatch_ID", len(out))),
             grid=grid,
-            gpu=row[col["GPU_ID"]].strip() if "GPU_ID" in col else "",
+            gpu=cells.text("GPU_ID").strip(),
             source=where,
             time_source=f"{path.name} (kernel trace)",
         )
-        d.begin_ns = csvio.timestamp(
-            row[col["Start_Timestamp"]], where=where, column="Start_Timestamp", line=line, flags=d.flags
-        )
-        d.end_ns = csvio.timestamp(
-            row[col["End_Timestamp"]], where=where, column="End_Timestamp", line=line, flags=d.flags
-        )
+        d.begin_ns = cells.timestamp("Start_Timestamp", d.flags)
+        d.end_ns = cells.timestamp("End_Timestamp", d.flags)
         out.append(d)
     if not out:
         raise InputError("no data rows (header only)", where=where)
@@ -66,7 +68,7 @@ def read_agent_info(path: Path) -> dict:
     where = str(path)
     header, rows = csvio.rows(path)
     csvio.require(header, ("Agent_Type", "Name"), where, "an agent-info CSV")
-    col = {h: i for i, h in enumerate(header) if h}
+    col = csvio.columns(header)
     gpus = []
     for _line, row in rows:
         if row[col["Agent_Type"]].strip().upper() != "GPU":
@@ -96,9 +98,9 @@ def read(path: Path) -> Workload:
     passes = [p for p in counters if re.fullmatch(r"pass_\d+", p.parent.name)]
     for p in counters:
         if p not in passes:
-            wl.dispatches += rocpd_long.read(p)
+            wl.dispatches += long_csv.read(p)
     if passes:
-        wl.dispatches += join.merge_passes(None, [rocpd_long.read(p) for p in passes], f"{len(passes)} counter passes")
+        wl.dispatches += join.merge_passes(None, [long_csv.read(p) for p in passes], f"{len(passes)} counter passes")
     if traces:
         timing = [d for p in traces for d in read_kernel_trace(p)]
         if wl.dispatches:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from perfmodel.errors import InputError
 from perfmodel.readers import csvio
+from perfmodel.readers.records import Workload
 
 # normalised key -> spellings in the two schemas
 _SYSINFO = {
@@ -64,6 +65,17 @@ def read_sysinfo(path: Path) -> tuple[dict, list[str]]:
     if "gfx" in out and not re.fullmatch(r"gfx[0-9a-f]+", out["gfx"] or ""):
         raise InputError(f"column gpu_arch: {out['gfx']!r} is not a gfx target", where=where)
     return out, notes
+
+
+def attach(wl: Workload, path: Path) -> None:
+    """Fill ``wl``'s sysinfo, gfx target and notes from the sysinfo.csv at ``path`` when there is one.
+
+    A workload directory has one; so may the folder of a lone CSV, whose gfx target it then gives.
+    """
+    if path.is_file():
+        wl.sysinfo, notes = read_sysinfo(path)
+        wl.notes += notes
+        wl.gfx = wl.sysinfo.get("gfx") or ""
 
 
 def read_roofline(path: Path) -> dict[str, dict[str, float]]:

@@ -12,8 +12,8 @@ Two sources, the manifest first:
         - dispatch: 12                        # one dispatch index
           case: {kernel: stream, op: copy, dtype: fp64, n: "{grid}"}
 
-- built-in name patterns for known kernels: mixbench's ``benchmark_func<T, 256, 8u, Nu>`` and
-  the rocprof-compute sample ``vecCopy`` (a BabelStream-style fp64 copy, one element per work-item).
+- the name patterns the kernel families register (`registry.identifies`): mixbench's
+  ``benchmark_func<T, 256, 8u, Nu>``, the rocprof-compute sample ``vecCopy``, ...
 
 A case is only the model's inputs; nothing here knows counters.
 """
@@ -24,13 +24,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfmodel.errors import InputError, did_you_mean
+from perfmodel.errors import InputError
 from perfmodel.readers.records import Dispatch
-
-MIXBENCH = re.compile(
-    r"benchmark_func<\s*(?P<T>.+?),\s*(?P<block>\d+)u?,\s*(?P<gran>\d+)u?,\s*(?P<ci>\d+)u?\s*>"
-)
-VCOPY = re.compile(r"\bvecCopy\b")
 
 
 def short_name(kernel: str, width: int = 48) -> str:
@@ -53,26 +48,14 @@ def short_name(kernel: str, width: int = 48) -> str:
 
 
 def builtin_case(d: Dispatch) -> dict | None:
-    """The case of a known kernel from its name and geometry, or None."""
-    m = MIXBENCH.search(d.kernel)
-    if m:
-        from perfmodel.models.mixbench import ELEM, ELEM_ALIASES
+    """The case of a kernel some registered family recognises by name and geometry, or None."""
+    from perfmodel.models.registry import all_models
 
-        t = m.group("T").strip()
-        elem = ELEM_ALIASES.get(t, t)
-        if elem not in ELEM or not d.grid:
-            return None
-        gran = int(m.group("gran"))
-        return {
-            "kernel": "mixbench",
-            "elem": elem,
-            "block": int(m.group("block")),
-            "granularity": gran,
-            "compute_iters": int(m.group("ci")),
-            "n": int(d.grid) * gran,
-        }
-    if VCOPY.search(d.kernel) and d.grid:
-        return {"kernel": "stream", "op": "copy", "dtype": "fp64", "n": int(d.grid)}
+    for model in all_models().values():
+        if model.identify is not None:
+            case = model.identify(d.kernel, d.grid, d.workgroup)
+            if case is not None:
+                return case
     return None
 
 
@@ -122,66 +105,45 @@ def _fill(case: dict, d: Dispatch, groups: dict, where: str) -> dict:
 
 def load_manifest(path: str | Path) -> Manifest:
     """Read and check a manifest: every case names a known kernel and only its parameters."""
-    import yaml
-
-    from perfmodel.cases import BASE_KEYS
-    from perfmodel.models.registry import get_model
+    from perfmodel.yamlio import parse_yaml, read_text
 
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise InputError(f"cannot read manifest ({e.strerror})", where=str(p)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(f"malformed YAML at line {mark.line + 1 if mark else '?'}", where=str(p)) from None
+    data = parse_yaml(read_text(p, "a manifest"), str(p))
     if isinstance(data, dict):
         data = data.get("kernels", data.get("cases"))
     if not isinstance(data, list) or not data:
         raise InputError(
             "expected a list of {match: REGEX | dispatch: N, case: {...}} under `kernels:`", where=str(p)
         )
-    man = Manifest(str(p))
-    for i, item in enumerate(data, 1):
-        where = f"{p}: entry {i}"
-        if not isinstance(item, dict) or not isinstance(item.get("case"), dict):
-            raise InputError("expected a mapping with `case:` (a case mapping)", where=where)
-        if ("match" in item) == ("dispatch" in item):
-            raise InputError(
-                "give exactly one of `match:` (kernel-name regex) or `dispatch:` (index)", where=where
-            )
-        case = dict(item["case"])
-        kernel = case.get("kernel")
-        if not kernel:
-            raise InputError(
-                "missing; expected a kernel name such as gemm or mixbench", where=where, key="kernel"
-            )
-        model = get_model(str(kernel), where=where)
-        for k in case:
-            if k not in BASE_KEYS and k not in model.params:
-                known = list(model.params) + list(BASE_KEYS)
-                raise InputError(
-                    f"unknown parameter for {model.name}{did_you_mean(k, known)}; expected {', '.join(model.params)}",
-                    where=where,
-                    key=str(k),
-                )
-        rule = Rule(case=case)
-        if "match" in item:
-            try:
-                rule.match = re.compile(str(item["match"]))
-            except re.error as e:
-                raise InputError(f"bad regex ({e})", where=where, key="match") from None
-        else:
-            try:
-                rule.dispatch = int(item["dispatch"])
-            except (TypeError, ValueError):
-                raise InputError(
-                    f"expected a dispatch index, got {item['dispatch']!r}", where=where, key="dispatch"
-                ) from None
-        man.rules.append(rule)
-    return man
+    return Manifest(str(p), [_rule(item, f"{p}: entry {i}") for i, item in enumerate(data, 1)])
+
+
+def _rule(item, where: str) -> Rule:
+    """One manifest entry, checked: a case of a known kernel, and a regex or a dispatch index."""
+    from perfmodel.cases import BASE_KEYS
+    from perfmodel.models.registry import get_model
+
+    if not isinstance(item, dict) or not isinstance(item.get("case"), dict):
+        raise InputError("expected a mapping with `case:` (a case mapping)", where=where)
+    if ("match" in item) == ("dispatch" in item):
+        raise InputError("give exactly one of `match:` (kernel-name regex) or `dispatch:` (index)", where=where)
+    case = dict(item["case"])
+    kernel = case.get("kernel")
+    if not kernel:
+        raise InputError("missing; expected a kernel name such as gemm or mixbench", where=where, key="kernel")
+    get_model(str(kernel), where=where).check_keys(case, where, also=BASE_KEYS)
+    rule = Rule(case=case)
+    if "match" in item:
+        try:
+            rule.match = re.compile(str(item["match"]))
+        except re.error as e:
+            raise InputError(f"bad regex ({e})", where=where, key="match") from None
+    else:
+        try:
+            rule.dispatch = int(item["dispatch"])
+        except (TypeError, ValueError):
+            raise InputError(f"expected a dispatch index, got {item['dispatch']!r}", where=where, key="dispatch") from None
+    return rule
 
 
 def identify(d: Dispatch, manifest: Manifest | None = None) -> tuple[dict | None, str]:

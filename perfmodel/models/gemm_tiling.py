@@ -1,0 +1,140 @@
+"""The GEMM tile model: which macro-tile and split-K a library picks for a shape, and the Work
+of that configuration. Shared by gemm, grouped_gemm, conv2d (implicit GEMM) and moe; the tile
+candidates, panel traffic and launch helpers it builds on are in `tiles`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfmodel import dtypes
+from perfmodel.models import traffic
+from perfmodel.models.tiles import (
+    PARTIAL_BYTES,
+    Rates,
+    Tile,
+    acc_size,
+    add_operand_reads,
+    fill_split,
+    gemm_candidates,
+    matrix_pipe,
+    out_size,
+    panel_traffic,
+    vgprs,
+    wave_grid,
+)
+from perfmodel.work import Launch, Work
+
+
+def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique):
+    """Tile traffic of one GEMM configuration (tile and split may be scalars or arrays):
+    (panel traffic, LDS reads, LDS writes, split-K partial bytes)."""
+    ks = k / split  # K depth one split walks (bytes move for the real K; padding costs only MFMA time)
+    a_uni = None if a_unique is None else a_unique / split
+    t = panel_traffic(arch, m, n, tm, tn, ks * elem, ks * elem, batch * split, a_unique=a_uni)
+    wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)
+    lds_w = t["grid"] * (tm + tn) * ks * elem  # each K step stored once
+    lds_r = t["grid"] * (wc * tm + wr * tn) * ks * elem  # each wave reads its rows and columns
+    partial = np.where(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
+    return t, lds_r, lds_w, partial
+
+
+def _choice_cost(
+    r: Rates, m, n, k, batch, tile: Tile, tk: int, split, elem: float, base_mem, out, wave_size: int
+):
+    """Local time used only to rank configurations (the estimator times the final Work).
+
+    Compute with wave quantization (tiles one CU runs back to back x the tile's time on the
+    CU's slowest path: MFMA, L1 or LDS) plus the slowest device-wide memory path: L2 (tile
+    requests, C, split partials) or device memory (``base_mem``: compulsory time). Summed, not
+    overlapped: real tiles do not hide all their traffic, and the sum prefers the tile that
+    moves less when two tiles quantize to the same compute time.
+    """
+    tiles_m = np.ceil(m * (1.0 / tile.m))
+    tiles_n = np.ceil(n * (1.0 / tile.n))
+    bs = batch * split
+    grid = tiles_m * tiles_n * bs
+    ks = np.ceil(k / (split * tk)) * tk
+    wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
+    per_cu = max(
+        2.0 * tile.m * tile.n * r.cus / r.flops,
+        (tile.m + tile.n) * elem * r.cus / r.bw.get("l1", np.inf),
+        float(wc * tile.m + wr * tile.n) * elem * r.cus / r.bw.get("lds", np.inf),
+    )
+    cost = np.ceil(grid * (1.0 / r.cus)) * ks * per_cu
+    l2 = (tiles_n * m + tiles_m * n) * bs * ks * (elem / r.bw.get("l2", np.inf)) + out / r.bw.get(
+        "l2", np.inf
+    )
+    if np.ndim(split):
+        l2 += bs * m * n * (2.0 * PARTIAL_BYTES / r.bw.get("l2", np.inf))
+    cost += np.maximum(l2, base_mem)
+    return cost
+
+
+def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out):
+    """The configuration a library would pick per shape: every legal tile timed at split 1 and,
+    where its grid underfills the CUs, at the split-K that fills them; the fastest kept.
+    Returns (tile_m, tile_n, tile_k, lanes, split) arrays."""
+    shape = m.shape
+    cands = gemm_candidates(arch, elem, acc)
+    best = np.full(shape, np.inf)
+    idx = np.zeros(shape, dtype=np.int64)
+    split = np.ones(shape)
+    base_mem = (batch * (m + n) * k * elem + out) / r.bw[r.mem]
+    for i, (tile, tk) in enumerate(cands):
+        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out, arch.wave_size)
+        better = c < best
+        np.copyto(best, c, where=better)
+        np.copyto(idx, i, where=better)
+        np.copyto(split, 1.0, where=better)
+        grid1 = np.ceil(m / tile.m) * np.ceil(n / tile.n) * batch
+        sel = np.nonzero((grid1 * 2 <= arch.cus) & (k >= 4 * tk))
+        if not sel[0].size:
+            continue
+        sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
+        s = fill_split(arch.cus, grid1[sel], sk, tk)
+        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out[sel], arch.wave_size)
+        better = c < best[sel]
+        best[sel] = np.where(better, c, best[sel])
+        idx[sel] = np.where(better, i, idx[sel])
+        split[sel] = np.where(better, s, split[sel])
+    table = np.array([(t.m, t.n, tk, t.lanes) for t, tk in cands], dtype=float)
+    tm, tn, tk, lanes = (table[idx, j] for j in range(4))
+    return tm, tn, tk, lanes, split
+
+
+def gemm_work(arch, dtype: str, m, n, k, batch, *, a_unique=None, out_scale=1.0, work: Work | None = None):
+    """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
+
+    ``a_unique``: distinct bytes of A per problem where fewer than m*k elements (conv2d).
+    ``out_scale``: share of C the epilogue writes (0.5 for MoE's fused up+gate -> SiLU*up).
+    Returns (work, launch).
+    """
+    work = work if work is not None else Work()
+    m, n, k, batch = (np.asarray(v, dtype=float) for v in (m, n, k, batch))
+    shape = np.broadcast(m, n, k, batch).shape
+    m, n, k, batch = (np.broadcast_to(v, shape) for v in (m, n, k, batch))
+    elem, out_elem, acc = dtypes.size(dtype), out_size(dtype), acc_size(dtype)
+    pipe, pdt = matrix_pipe(arch, dtype, work.notes)
+    r = Rates.of(arch, pipe, pdt)
+    out = batch * m * n * out_elem * out_scale
+    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out)
+    t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique)
+    work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)
+    add_operand_reads(work, arch, t)
+    traffic.add_stream(work, arch, write=out)
+    if np.any(split > 1):
+        traffic.add_stream(work, arch, partial, partial, partial, within_kernel=True)
+        work.notes.append("split-K where the tiles underfill the CUs: fp32 partial sums written and reduced")
+    if "lds" in arch.levels:
+        work.add_bytes("lds", read=lds_r, write=lds_w)
+    launch = Launch(
+        grid=t["grid"],
+        workgroup_size=lanes,
+        vgprs=vgprs(arch, tm * tn * acc, (tm + tn) * tk * elem, lanes),
+        lds_bytes=2.0 * (tm + tn) * tk * elem,
+        tile_m=tm,
+        tile_n=tn,
+        tile_k=tk,
+    )
+    return work, launch

@@ -1,0 +1,95 @@
+"""The vocabulary, spelled once: pipes, memory levels, dtypes, term keys and bound classes.
+
+Everything that names a pipe, a level, a dtype, a time term or a bound class imports it from
+here: the archspec schema, the kernel models, the estimator, the counter formulas, the
+comparison and the plots. A term key says what one time term of an estimate measures:
+
+- ``compute:<pipe>:<dtype>`` - FLOPs on one pipe in one dtype (``compute:mfma:bf16``);
+- ``memory:<level>`` - bytes through one memory level (``memory:hbm``);
+- ``launch`` - the fixed cost of launching the kernel.
+
+A bound class is the term that limits the time, with the dtype dropped from compute terms
+(``compute:mfma``), or ``latency`` (too few bytes in flight to reach a bandwidth), ``launch``,
+or ``unknown`` (a measurement that cannot decide).
+"""
+
+from __future__ import annotations
+
+# --- compute pipes ---------------------------------------------------------------------------
+PIPES = ("valu", "mfma", "wmma", "tensor", "sfu")
+MATRIX_PIPES = ("mfma", "wmma", "tensor")  # CDNA MFMA, RDNA WMMA, NVIDIA tensor cores
+
+# --- data types: bytes per element -------------------------------------------------------------
+DTYPE_BYTES: dict[str, float] = {
+    "fp64": 8,
+    "fp32": 4,
+    "tf32": 4,  # stored as fp32
+    "fp16": 2,
+    "bf16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "fp6": 0.75,
+    "fp4": 0.5,
+    "int4": 0.5,
+}
+DTYPES = tuple(DTYPE_BYTES)
+
+# --- memory levels -----------------------------------------------------------------------------
+LEVELS = ("lds", "l1", "l2", "mall", "hbm", "vram")
+DEVICE_MEMORY = ("hbm", "vram")  # HBM on Instinct and the NVIDIA parts, GDDR "vram" on Radeon
+# The global-memory path, innermost first. LDS is off it: kernels stage into it explicitly.
+GLOBAL_PATH = ("l1", "l2", "mall", "hbm", "vram")
+PER_CU_LEVELS = ("lds", "l1")  # one instance per CU: idle with the CU
+
+# --- term keys and bound classes ---------------------------------------------------------------
+COMPUTE = "compute"
+MEMORY = "memory"
+LAUNCH = "launch"
+LATENCY = "latency"
+UNKNOWN = "unknown"
+
+
+def flop_key(pipe: str, dtype: str) -> str:
+    """The key of a FLOP count: ``"mfma:bf16"``."""
+    return f"{pipe}:{dtype}"
+
+
+def split_flop_key(key: str) -> tuple[str, str]:
+    """``"mfma:bf16"`` -> ``("mfma", "bf16")``."""
+    pipe, _, dtype = key.partition(":")
+    return pipe, dtype
+
+
+def compute_term(key: str) -> str:
+    """The time term of a FLOP key: ``"mfma:bf16"`` -> ``"compute:mfma:bf16"``."""
+    return f"{COMPUTE}:{key}"
+
+
+def memory_term(level: str) -> str:
+    """The time term of a memory level: ``"hbm"`` -> ``"memory:hbm"``."""
+    return f"{MEMORY}:{level}"
+
+
+def split_term(term: str) -> tuple[str, str]:
+    """``"compute:mfma:bf16"`` -> ``("compute", "mfma:bf16")``; ``"launch"`` -> ``("launch", "")``."""
+    kind, _, key = term.partition(":")
+    return kind, key
+
+
+def is_compute(term: str) -> bool:
+    return term.startswith(COMPUTE + ":")
+
+
+def bound_label(term: str) -> str:
+    """The bound class of a term: ``compute:mfma:bf16`` -> ``compute:mfma``; others unchanged."""
+    if is_compute(term):
+        return f"{COMPUTE}:{split_flop_key(split_term(term)[1])[0]}"
+    return term
+
+
+def is_bound_label(label: str) -> bool:
+    """Whether ``label`` is one of the documented bound classes."""
+    if label in (LAUNCH, LATENCY, UNKNOWN):
+        return True
+    kind, key = split_term(label)
+    return (kind == COMPUTE and key in PIPES) or (kind == MEMORY and key in LEVELS)
