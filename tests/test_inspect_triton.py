@@ -147,6 +147,8 @@ def test_user_file(tmp_path):
         (["kernel", "inspect", "gemm", "--arch", "mi300x", "--dtype", "fp64"], "dtype 'fp64' not supported"),
         (["kernel", "inspect", "missing.hsaco", "--arch", "mi300x"], "cannot read the code object"),
         (["kernel", "inspect", "nofile.py::k", "--arch", "mi300x"], "no such kernel file"),
+        (["kernel", "inspect", "kernels/triton/gemm.py", "--arch", "mi300x"], "FILE.py::name"),
+        (["profile", "--dry-run", "-o", "p", "--set", "m=8"], "--set applies to one kernel"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, match, tmp_path):

@@ -91,6 +91,10 @@ def inspect_command(ref, params, arch, dtype, from_kernel, fmt, output) -> None:
     from perfmodel.cases import parse_kv
 
     words = parse_kv(list(params))
+    if ref.endswith(".py"):
+        from perfmodel.errors import InputError
+
+        raise InputError("name the kernel in the file: FILE.py::name (a Spec in its KERNELS list)", where=ref)
     if Path(ref).suffix in (".hsaco", ".co", ".o", ".elf") or (Path(ref).is_file() and "::" not in ref):
         from perfmodel.inspect.report import inspect_code_object
 

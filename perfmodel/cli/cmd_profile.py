@@ -14,6 +14,10 @@ def _included_cases(
     from perfmodel.inspect.catalog import all_specs, get_spec, kernels_dir, resolve
 
     specs = [get_spec(n) for n in names] if names else list(all_specs().values())
+    if params and len(specs) != 1:
+        from perfmodel.errors import InputError
+
+        raise InputError("--set applies to one kernel; name a single KERNEL", key="--set")
     kernels, items, symbols = [], [], []
     for s in specs:
         words = dict(params) if len(specs) == 1 else {}
