@@ -258,6 +258,13 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, measured: bool
         latency_limited[t] = little < per_cu_rate
         naive[t] = b / peak
 
+    for t, secs in work.timed.items():  # terms the model timed itself (interconnect transfers)
+        secs = np.asarray(secs, dtype=float) * ones
+        lat = np.asarray(work.timed_latency.get(t, 0.0), dtype=float) * ones
+        terms[t] = secs
+        naive[t] = secs - lat
+        latency_limited[t] = lat > secs - lat
+
     if not terms:
         terms["compute:none"] = np.zeros(shape)
         naive["compute:none"] = np.zeros(shape)

@@ -21,6 +21,7 @@ MODEL_MODULES = (
     "conv2d",
     "moe",
     "mixbench",
+    "collectives",
 )
 
 _loaded = False
