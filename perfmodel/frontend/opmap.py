@@ -178,6 +178,7 @@ def to_case(rec: OpRecord, default_dtype: str = "bf16") -> tuple[dict | None, st
         return None, None
     if isinstance(case, str):
         return None, case
+    case.pop("_note", None)
     case.setdefault("dtype", dtype)
     return case, None
 
@@ -238,14 +239,67 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
         x, w = ts[0], ts[1]
         if len(x) != 4 or len(w) != 4:
             return f"{rec.op}: only 2-D convolutions have a model ({rec.shapes_text()})"
-        stride = _scalar(rec, 3, [1, 1])
-        pad = _scalar(rec, 4, [0, 0])
-        s = int(stride[0]) if isinstance(stride, (list, tuple)) else int(stride)
-        p = int(pad[0]) if isinstance(pad, (list, tuple)) else int(pad)
-        return {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3], "stride": s, "pad": p}
+        # aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+        # miopen/cudnn_convolution(input, weight, bias, padding, stride, dilation, groups, ...)
+        lib = name in ("miopen_convolution", "cudnn_convolution")
+        stride = _scalar(rec, 4 if lib else 3, [1, 1])
+        pad = _scalar(rec, 3 if lib else 4, [0, 0])
+        groups = _scalar(rec, 6 if lib else 8, 1)
+        if isinstance(groups, int) and groups > 1 or w[1] != x[1]:
+            return f"{rec.op}: grouped/depthwise convolution, no model"
+        s = int(stride[0]) if isinstance(stride, (list, tuple)) and stride else int(stride or 1)
+        p = int(pad[0]) if isinstance(pad, (list, tuple)) and pad else int(pad or 0)
+        return {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
+                "stride": max(s, 1), "pad": max(p, 0)}
+    if ns and ns != "aten":
+        out = _inference_op(rec, name, ts, dtype)
+        if out is not None:
+            return out
+    if name.startswith("triton_"):  # a torch.compile'd Triton kernel recorded under its own name
+        if not ts:
+            return f"{rec.op}: no tensor arguments"
+        n = max(numel(t) for t in ts)
+        reads = sum(numel(t) for t in ts) / n
+        kind = "pointwise" if name.startswith("triton_poi") else "reduction/other"
+        return {"kernel": "elementwise", "n": int(n), "reads": round(reads, 4), "writes": 1, "flops_per_element": 1,
+                "_note": f"Triton {kind}: bytes of its tensor arguments, output the size of the largest"}
     if name in POINTWISE:
         return _elementwise(rec, dtype, POINTWISE[name])
     return f"{rec.op}: no kernel model ({rec.shapes_text()})"
+
+
+def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
+    """Serving-engine custom ops (aiter, sgl_kernel, vllm _C) that record their shapes."""
+    if name in ("rmsnorm", "rms_norm", "rmsnorm2d_fwd"):
+        x = ts[0]
+        return {"kernel": "rmsnorm", "rows": numel(x) // x[-1], "cols": int(x[-1])}
+    if name in ("add_rmsnorm", "fused_add_rms_norm", "rmsnorm2d_fwd_with_add"):
+        return {"kernel": "elementwise", "n": int(numel(ts[0])), "reads": 2.0, "writes": 2, "flops_per_element": 5}
+    if name in ("gemm_a16w16", "gemm_a8w8", "tgemm_mm", "wvSplitK", "LLMM1"):
+        (m, k), (n, _) = ts[0], ts[1]
+        return _gemm(m, n, k)
+    if name in ("rotary_embedding", "batched_rotary_embedding"):
+        q, k = ts[1], ts[2]
+        return {"kernel": "elementwise", "n": int(numel(q) + numel(k)), "reads": 1.0, "writes": 1, "flops_per_element": 3}
+    if name in ("silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "act_and_mul", "scaled_act_and_mul"):
+        x = max(ts, key=numel)
+        return {"kernel": "elementwise", "n": int(numel(x) // 2), "reads": 2.0, "writes": 1, "flops_per_element": 5}
+    if name in ("store_cache", "reshape_and_cache", "reshape_and_cache_flash", "set_kv_buffer"):
+        k, v = ts[0], ts[1]
+        return {"kernel": "elementwise", "n": int(numel(k) + numel(v)), "reads": 1.0, "writes": 1, "flops_per_element": 0}
+    if name in ("mha_batch_prefill", "mha_varlen_fwd", "flash_attn_varlen_func"):
+        q, kc = ts[0], ts[1]  # q [tokens, heads, dim]; k [slots, kv_heads, dim]; cu_seqlens_q [batch + 1]
+        batch = max(1, ts[3][0] - 1)
+        sq = q[0] // batch
+        skv = _scalar(rec, 7, sq)
+        causal = _scalar(rec, 12, True) if name == "mha_batch_prefill" else bool(_scalar(rec, 10, True))
+        case = {"kernel": "attention", "batch": batch, "heads": q[1], "kv_heads": kc[1], "seq_q": max(1, sq),
+                "seq_kv": int(skv) if isinstance(skv, (int, float)) else sq, "head_dim": q[2], "causal": bool(causal)}
+        if name == "mha_batch_prefill" and len(ts) > 5:
+            case["paged"] = True
+            case["block_size"] = max(1, round(batch * case["seq_kv"] / max(1, ts[5][0])))
+        return case
+    return None
 
 
 def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
@@ -255,13 +309,14 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         # [batch, seq, heads, dim] layout (FlashAttention / aiter / aten flash kernel)
         b, sq, h, d = q
         skv, hk = k[1], k[2]
-        causal = causal or bool(_scalar(rec, 6, False) if name == "_flash_attention_forward" else False)
+        causal = causal or bool(_scalar(rec, 8, False) if name == "_flash_attention_forward" else False)
     else:  # [batch, heads, seq, dim] (sdpa and its aten backends)
         b, h, sq, d = q if len(q) == 4 else (1, *q)
         hk, skv = (k[1], k[2]) if len(k) == 4 else (k[0], k[1])
-        if name != "scaled_dot_product_attention" and len(rec.scalars) > 4:
-            c = rec.scalars[4] if name == "_scaled_dot_product_flash_attention" else None
-            causal = causal or bool(c)
+        pos = {"scaled_dot_product_attention": 5, "_scaled_dot_product_flash_attention": 4,
+               "_scaled_dot_product_efficient_attention": 6}.get(name)
+        if pos is not None and len(rec.scalars) > pos and isinstance(rec.scalars[pos], bool):
+            causal = causal or rec.scalars[pos]
     case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d, "causal": causal}
     if h % hk:
         return f"{rec.op}: {h} query heads not a multiple of {hk} KV heads ({rec.shapes_text()})"
