@@ -60,7 +60,7 @@ def validate_command(
     from perfmodel import traces
 
     if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
-        text, n = traces.report(workload, arch=arch, manifest=manifest, fmt=fmt, top=top or 30)
+        text, n = traces.render(workload, arch=arch, manifest=manifest, fmt=fmt, top=top or 30)
         emit(text, target)
         if target and fmt in ("table", "md"):
             click.echo(f"report written to {target} ({n} rows)", err=True)
