@@ -84,7 +84,7 @@ def test_real_weights_are_traced_on_a_meta_copy():
 
 
 def test_fused_merges_an_elementwise_chain():
-    from perfmodel.frontend.analyze import analyze_records
+    from perfmodel.frontend.analysis import analyze_records
 
     recs = [
         OpRecord(op="aten::silu", module="mlp", inputs=[(8, 128)], dtypes=["torch.bfloat16"], outputs=[(8, 128)], out_dtype="torch.bfloat16"),

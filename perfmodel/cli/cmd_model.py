@@ -66,7 +66,7 @@ def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, eng
 
     if importlib.util.find_spec("torch") is None:
         raise InputError("perfmodel model needs PyTorch: pip install 'perfmodel[torch]' (torch==2.13.0, CPU build)", key="torch")
-    from perfmodel.frontend.analyze import analyze_model
+    from perfmodel.frontend.analysis import analyze_model
     from perfmodel.output import render
 
     arch_list = [a for spec in archs for a in spec.split(",") if a] or ["mi300x"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 
 def analyze(module, *example_inputs, arch="mi300x", dtype=None, fused=False, **meta):
-    from perfmodel.frontend.analyze import analyze as _analyze
+    from perfmodel.frontend.analysis import analyze as _analyze
 
     return _analyze(module, *example_inputs, arch=arch, dtype=dtype, fused=fused, **meta)
 
 
 def analyze_model(model: str, arch="mi300x", **kw):
-    from perfmodel.frontend.analyze import analyze_model as _am
+    from perfmodel.frontend.analysis import analyze_model as _am
 
     return _am(model, arch, **kw)
