@@ -130,3 +130,20 @@ def test_bad_trace_files(tmp_path):
     assert r.exit_code == 2 and "--arch" in r.output
     r = CliRunner().invoke(cli, ["validate", str(q), "--arch", "mi300x"])
     assert r.exit_code == 0 and "no External id" in r.output
+
+
+def test_manifest_is_the_fallback_for_kernels_without_shapes(tmp_path):
+    """A HIP-graph decode: the user's manifest names the paged-attention kernel's case."""
+    m = tmp_path / "manifest.yaml"
+    m.write_text(
+        "kernels:\n"
+        "  - match: 'paged_attention_ll4mi'\n"
+        "    case: {kernel: attention, dtype: bf16, batch: 15, heads: 32, kv_heads: 8, seq_q: 1, seq_kv: 1040,"
+        " head_dim: 128, paged: true, block_size: 16}\n"
+    )
+    before = validate_trace(GRAPH)
+    after = validate_trace(GRAPH, manifest=str(m))
+    attn = [r for r in after.rows if r["kernel_name"].startswith("paged_attention_ll4mi")]
+    assert attn and all(r["kernel"] == "attention" and r["predicted_us"] > 0 for r in attn)
+    share = sum(r["share"] for r in attn)
+    assert after.identified_share == pytest.approx(before.identified_share + share)

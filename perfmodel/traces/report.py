@@ -114,7 +114,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
     cases: list[dict] = []
     case_index: dict[tuple, int] = {}
     named_us = 0.0
-    for k in tr.kernels:
+    for ki, k in enumerate(tr.kernels):
         fam, detail = family(k.name)
         case, why, op = None, None, None
         if k.ext_id is None:
@@ -131,7 +131,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
                 if why == NO_KERNEL:
                     why = f"op {op} maps to no kernel"
         if case is None and man is not None:
-            mc = _manifest_case(man, k)
+            mc = _manifest_case(man, k, ki)
             if mc is not None:
                 case, why = mc, None
         if fam is not None or case is not None:
@@ -177,16 +177,15 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
     return rep
 
 
-def _manifest_case(man, k) -> dict | None:
+def _manifest_case(man, k, index: int) -> dict | None:
+    """The manifest's case for a kernel (``dispatch:`` counts kernels in trace order; ``{grid}``
+    is work-items, HIP's grid x block, where the trace records them)."""
     from perfmodel.readers.records import Dispatch
 
     grid = tuple(k.grid or (0, 0, 0))
     block = tuple(k.block or (0, 0, 0))
-    d = Dispatch(index=0, kernel=k.name, grid=_prod(grid) * _prod(block), workgroup=_prod(block))
-    try:
-        return man.case_for(d)
-    except Exception:  # a manifest entry that needs fields a chrome trace lacks
-        return None
+    d = Dispatch(index=index, kernel=k.name, grid=_prod(grid) * _prod(block), workgroup=_prod(block))
+    return man.case_for(d)
 
 
 def _prod(t) -> int:
