@@ -147,3 +147,26 @@ def test_manifest_is_the_fallback_for_kernels_without_shapes(tmp_path):
     assert attn and all(r["kernel"] == "attention" and r["predicted_us"] > 0 for r in attn)
     share = sum(r["share"] for r in attn)
     assert after.identified_share == pytest.approx(before.identified_share + share)
+
+
+def test_rocprofv3_json_kernel_trace(tmp_path):
+    """rocprofv3 --output-format json: kernels by name and geometry, no host ops (the schema of
+    TraceLens tests/rocprof/908_results.json.gz, cut down to two dispatches)."""
+    doc = {"rocprofiler-sdk-tool": [{
+        "agents": [{"type": 1, "product_name": "EPYC"}, {"type": 2, "product_name": "AMD Instinct MI350X", "cu_count": 256, "name": "gfx950"}],
+        "kernel_symbols": [{"kernel_id": 8, "formatted_kernel_name": "Cijk_Alik_Bljk_BBS_BH_MT64x32x256_MI16x16x1"},
+                           {"kernel_id": 9, "formatted_kernel_name": "ncclDevKernel_Generic_1"}],
+        "buffer_records": {"kernel_dispatch": [
+            {"start_timestamp": 1000, "end_timestamp": 31000, "dispatch_info": {"kernel_id": 8, "grid_size": {"x": 4096, "y": 1, "z": 1}, "workgroup_size": {"x": 256, "y": 1, "z": 1}}},
+            {"start_timestamp": 40000, "end_timestamp": 50000, "dispatch_info": {"kernel_id": 9, "grid_size": {"x": 256, "y": 1, "z": 1}, "workgroup_size": {"x": 256, "y": 1, "z": 1}}},
+        ]},
+    }]}
+    p = tmp_path / "908_results.json.gz"
+    with gzip.open(p, "wt") as f:
+        json.dump(doc, f)
+    assert is_chrome_trace(p)
+    rep = validate_trace(p)
+    assert rep.arch == "mi350x" and rep.gpu_time_us == pytest.approx(40.0)
+    assert rep.identified_share == 0 and rep.named_share == 1
+    assert rep.rows[0]["family"] == "gemm" and rep.rows[0]["detail"] == "macro tile 64x32x256"
+    assert list(rep.reasons) == ["rocprofv3 JSON without host ops: kernel names only, no shapes"]

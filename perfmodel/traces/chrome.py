@@ -44,6 +44,8 @@ class ChromeTrace:
     devices: list[dict] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    has_ops: bool = True  # False: a kernel-only trace (rocprofv3 JSON, a GPU-only capture)
+    format: str = "torch.profiler chrome trace"
 
     @property
     def gpu_time_us(self) -> float:
@@ -66,7 +68,7 @@ def is_chrome_trace(path: str | Path) -> bool:
             head = f.read(4096)
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
         return False
-    return head.lstrip().startswith("{") and '"traceEvents"' in head or ('"traceEvents"' in head and "{" in head[:64])
+    return '"traceEvents"' in head or '"rocprofiler-sdk-tool"' in head
 
 
 def _concrete(v: str):
@@ -130,6 +132,8 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
         raise InputError(f"cannot read file ({e})", where=where) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(f"not JSON ({e}); expected a torch.profiler chrome trace", where=where) from None
+    if isinstance(data, dict) and "rocprofiler-sdk-tool" in data:
+        return _read_rocprofv3(data, where)
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
         raise InputError("expected a JSON object with a `traceEvents` list (torch.profiler export_chrome_trace)", where=where, key="traceEvents")
     kernels: list[Kernel] = []
@@ -159,8 +163,32 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
         if k.ext_id is None and k.correlation in launch_ext:
             k.ext_id = launch_ext[k.correlation]
     devs = data.get("deviceProperties") or []
+    has_ops = bool(ops)
     return ChromeTrace(
         path=where, kernels=kernels, ops={e: r for e, (_, r, _) in ops.items() if r is not None},
         op_names={e: n for e, (_, _, n) in ops.items()}, devices=devs if isinstance(devs, list) else [],
         meta={k: data.get(k) for k in ("record_shapes", "hip_runtime_version", "cuda_runtime_version") if k in data},
+        has_ops=has_ops,
     )
+
+
+def _read_rocprofv3(data: dict, where: str) -> ChromeTrace:
+    """rocprofv3 ``--output-format json`` (rocprofiler-sdk-tool): kernel dispatches with names,
+    timestamps (ns) and geometry; no host ops, so no shapes."""
+    try:
+        tool = data["rocprofiler-sdk-tool"][0]
+        symbols = {k["kernel_id"]: (k.get("formatted_kernel_name") or k.get("kernel_name") or "") for k in tool["kernel_symbols"]}
+        dispatches = tool["buffer_records"]["kernel_dispatch"]
+    except (KeyError, IndexError, TypeError) as e:
+        raise InputError(f"rocprofv3 JSON without {e}; expected rocprofiler-sdk-tool[0].kernel_symbols and buffer_records.kernel_dispatch", where=where) from None
+    kernels = []
+    for d in dispatches:
+        info = d.get("dispatch_info", {})
+        g, b = info.get("grid_size", {}), info.get("workgroup_size", {})
+        kernels.append(Kernel(
+            name=symbols.get(info.get("kernel_id"), str(info.get("kernel_id"))),
+            dur_us=(d.get("end_timestamp", 0) - d.get("start_timestamp", 0)) / 1e3, ts=d.get("start_timestamp", 0) / 1e3,
+            grid=(g.get("x", 1), g.get("y", 1), g.get("z", 1)), block=(b.get("x", 1), b.get("y", 1), b.get("z", 1)),
+        ))
+    devs = [{"name": a.get("product_name", ""), "numSms": a.get("cu_count"), "gfx": a.get("name")} for a in tool.get("agents", []) if a.get("type") == 2]
+    return ChromeTrace(path=where, kernels=kernels, ops={}, op_names={}, devices=devs, has_ops=False, format="rocprofv3 JSON")

@@ -13,6 +13,7 @@ a case (shapes) is still needed to predict.
 
 from __future__ import annotations
 
+import functools
 import re
 
 MACRO_TILE = re.compile(r"_MT(\d+)x(\d+)x(\d+)")
@@ -35,6 +36,7 @@ PATTERNS: list[tuple[str, re.Pattern]] = [
 ]
 
 
+@functools.lru_cache(maxsize=4096)
 def family(name: str) -> tuple[str | None, str]:
     for fam, pat in PATTERNS:
         if pat.search(name):

@@ -117,7 +117,9 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
     for ki, k in enumerate(tr.kernels):
         fam, detail = family(k.name)
         case, why, op = None, None, None
-        if k.ext_id is None:
+        if not tr.has_ops:
+            why = f"{tr.format} without host ops: kernel names only, no shapes"
+        elif k.ext_id is None:
             why = "no External id: launched before the profiling window or replayed from a HIP/CUDA graph"
         elif k.ext_id not in tr.op_names:
             why = "External id with no cpu_op (library-internal launch)"
