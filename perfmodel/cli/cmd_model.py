@@ -46,10 +46,12 @@ def by_op_kind(analysis) -> list[dict]:  # noqa: D401
 @click.option("--paged", is_flag=True, help="Paged KV cache (vLLM block tables).")
 @click.option("--block-size", "block_size", type=click.IntRange(min=1), default=16, show_default=True, help="Tokens per KV block (--paged).")
 @click.option("--ops", "show_ops", is_flag=True, help="Table/md: list every op (csv and jsonl always do).")
+@click.option("--layers", "show_layers", is_flag=True, help="Table/md: add the time of every layer (and top-level module) per arch.")
 @click.option("-o", "plot", default=None, help="Write the per-layer stacked bars here (.png/.svg/.pdf) and the ops' roofline beside it (-roofline).")
 @format_option
 @output_option
-def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, engine, fused, paged, block_size, show_ops, plot, fmt, output) -> None:
+def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, engine, fused, paged, block_size, show_ops, show_layers,
+                  plot, fmt, output) -> None:
     """Predict one step of a transformer on one rank: every op, per layer, and the totals.
 
     MODEL is a built-in name (llama3-8b, llama3-70b, mixtral-8x7b, deepseek-v3, qwen2.5-7b) or a
@@ -102,6 +104,10 @@ def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, eng
         text = render(totals, fmt, columns=cols, title=title)
         text += "\n" + render(by_op_kind(a), fmt, columns=["arch", "op", "kernel", "bound", "count", "time_us", "share"],
                               title="time by op (summed over layers)")
+        if show_layers:
+            lrows = [{"arch": ly["arch"], "layer": ly["layer"], "ops": ly["ops"], "time_us": ly["time_us"],
+                      **{f"{k}_us": v for k, v in ly["by_kernel"].items()}} for ly in a.layers()]
+            text += "\n" + render(lrows, fmt, title="time per layer")
         if a.unsupported:
             text += "\n" + render(a.unsupported[: 50], fmt, title=f"ops with no model ({len(a.unsupported)}; not in the totals)")
         nk = ", ".join(f"{k} x{v}" for k, v in sorted(a.no_kernel.items()))
