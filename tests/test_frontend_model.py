@@ -162,3 +162,17 @@ def test_bad_config_json_names_the_file_and_key(tmp_path):
     p.write_text("{not json")
     r = CliRunner().invoke(cli, ["model", str(p)])
     assert r.exit_code == 2 and "malformed JSON" in r.output
+
+
+def test_model_command_without_torch_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from perfmodel.cli.main import main\n"
+        "main(['model', 'llama3-8b'])\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.strip().startswith("error: ") and "perfmodel[torch]" in p.stderr and "Traceback" not in p.stderr

@@ -136,11 +136,14 @@ def analyze_records(
     records: list[OpRecord], arch="mi300x", dtype: str | None = None, fused: bool = False, meta: dict | None = None,
     warm: bool = False,
 ) -> ModelAnalysis:
-    """Map ops to cases, predict each distinct case once per arch, and assemble the rows."""
+    """Map ops to cases, predict each distinct case once per arch, and assemble the rows.
+
+    ``dtype``: every floating-point op is modelled in it (as if the module ran in that dtype);
+    None keeps the dtypes the trace recorded (bf16 where a record has none)."""
     from perfmodel.prediction import evaluate, normalize_all
 
     archs = [arch] if isinstance(arch, str) else list(arch)
-    default = dtype or "bf16"
+    default = dtype or "bf16"  # for records without a dtype (chrome-trace scalars, custom ops)
     kept: list[OpRecord] = []
     cases: list[dict | None] = []
     unsupported: list[dict] = []
@@ -155,10 +158,8 @@ def analyze_records(
         if case is None:
             unsupported.append({"op": r.op, "module": r.module, "shapes": r.shapes_text(), "reason": why})
             continue
-        if dtype and case.get("kernel") not in COLLECTIVES and case.get("dtype") in ("bf16", "fp16", "fp32", "fp8") and r.out_dtype not in (
-            "torch.float32",
-        ):
-            case["dtype"] = dtype
+        if dtype and case.get("kernel") not in COLLECTIVES and case.get("dtype") in ("bf16", "fp16", "fp32", "fp8"):
+            case["dtype"] = dtype  # the model as if run in `dtype` (floating-point ops only)
         kept.append(r)
         cases.append(case)
     if fused:
