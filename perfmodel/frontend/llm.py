@@ -239,7 +239,8 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
     class Model(nn.Module):
         def __init__(self):
             super().__init__()
-            self.embed_tokens = nn.Embedding(cfg.vocab, cfg.hidden, device=meta, dtype=dt)
+            # _weight skips the normal_ initialisation of a 128k x 4k table (pointless on meta)
+            self.embed_tokens = nn.Embedding(cfg.vocab, cfg.hidden, _weight=torch.empty(cfg.vocab, cfg.hidden, device=meta, dtype=dt))
             self.layers = nn.ModuleList([Layer(i) for i in range(cfg.layers)])
             self.norm = RMSNorm(cfg.hidden)
             self.lm_head = lin(cfg.hidden, cfg.vocab // tp)
