@@ -113,6 +113,7 @@ ATTENTION_OPS = {
     "scaled_dot_product_attention", "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
     "_scaled_dot_product_cudnn_attention", "_flash_attention_forward", "_efficient_attention_forward",
     "flash_attn_func", "mha_fwd", "mha_varlen_fwd", "fmha_fwd", "attention", "paged_attention",
+    "_flash_attn_forward",
 }
 
 
@@ -305,7 +306,7 @@ def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
 def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     q, k = ts[0], ts[1]
     causal = bool(rec.kwargs.get("is_causal", False))
-    if name in ("_flash_attention_forward", "flash_attn_func", "mha_fwd", "fmha_fwd"):
+    if name in ("_flash_attention_forward", "flash_attn_func", "_flash_attn_forward", "mha_fwd", "fmha_fwd"):
         # [batch, seq, heads, dim] layout (FlashAttention / aiter / aten flash kernel)
         b, sq, h, d = q
         skv, hk = k[1], k[2]
