@@ -7,7 +7,9 @@ Each GPU kernel is identified, in order, by
 Kernels are grouped by (name, case); each group gets calls, measured total and mean, the
 prediction per call, efficiency = predicted / measured (1 = at the model's achievable roof) and
 the predicted bound: the term that limits the kernel in the model, i.e. where the gap to the
-hardware should be looked for. Kernels that could not be predicted are listed with their share of
+hardware should be looked for, and ``achieved_of_limit``: that term's time over the measured time
+less launch (the fraction of the model's achievable rate for that term the kernel reached; a
+chrome trace has no counters, so the split of the gap between terms is not measured). Kernels that could not be predicted are listed with their share of
 GPU time and the precise reason (no launching op, op recorded without shapes, op without a model,
 unknown name).
 """
@@ -167,6 +169,13 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
             row.update({"kernel": p["kernel"], "dtype": p["dtype"], "shape": p["shape"], "predicted_us": p["time_us"],
                         "efficiency": p["time_us"] / row["measured_us"] if row["measured_us"] > 0 else None,
                         "bound": p["bound"], "terms_us": p["terms_us"]})
+            # the limiting term of the model and the fraction of its rate the measurement implies
+            body = {t: v for t, v in p["terms_us"].items() if t != "launch"}
+            if body and row["measured_us"] > 0:
+                term = max(body, key=body.get)
+                launch = p["terms_us"].get("launch", 0.0)
+                row["limit_term"] = term
+                row["achieved_of_limit"] = body[term] / max(row["measured_us"] - launch, 1e-9)
             identified += g["measured_total_us"]
         else:
             row.update({"kernel": None, "predicted_us": None, "efficiency": None, "bound": None, "why": g["reason"] or g["detail"]})
@@ -205,7 +214,8 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
         return render([{"summary": s, "kernels": rep.rows}], "json").strip()[1:-1].strip() + "\n"
     if fmt == "jsonl":
         return render(rep.rows, "jsonl")
-    cols = ["kernel_name", "family", "op", "calls", "measured_total_us", "share", "measured_us", "predicted_us", "efficiency", "bound", "shape", "why"]
+    cols = ["kernel_name", "family", "op", "calls", "measured_total_us", "share", "measured_us", "predicted_us", "efficiency", "bound",
+            "achieved_of_limit", "shape", "why"]
     rows = []
     for r in rep.rows[: top or None]:
         t = {c: r.get(c) for c in cols}
@@ -217,6 +227,14 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
     head = (f"{rep.path}\narch {rep.arch} ({rep.arch_source}); {s['kernels']} kernels, {rep.gpu_time_us:,.1f} us of GPU time; "
             f"predicted (identified with a case): {rep.identified_share:.1%}; family known from the name: {rep.named_share:.1%}\n")
     text = head + "\n" + render(rows, fmt, columns=cols, title=f"kernels by total time (top {min(len(rep.rows), top or len(rep.rows))} of {len(rep.rows)})")
+    fam: dict[str, dict] = {}
+    for r in rep.rows:
+        f = fam.setdefault(r["family"], {"family": r["family"], "kernels": 0, "share": 0.0, "predicted_share": 0.0})
+        f["kernels"] += r["calls"]
+        f["share"] += r["share"]
+        if r.get("predicted_us") is not None:
+            f["predicted_share"] += r["share"]
+    text += "\n" + render(sorted(fam.values(), key=lambda f: -f["share"]), fmt, title="GPU time by kernel family")
     if rep.reasons:
         why = [{"why not predicted": k, "share": v / rep.gpu_time_us, "time_us": v} for k, v in sorted(rep.reasons.items(), key=lambda x: -x[1])]
         text += "\n" + render(why, fmt, title="unidentified GPU time")
