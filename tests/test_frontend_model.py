@@ -176,3 +176,14 @@ def test_model_command_without_torch_is_one_line(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 2
     assert p.stderr.strip().startswith("error: ") and "perfmodel[torch]" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_table_csv_and_md_views():
+    base = ["model", "llama3-8b", "--phase", "decode", "--kv-len", "256", "--arch", "mi300x,h100"]
+    r = run([*base, "--layers"])
+    assert r.exit_code == 0 and "time per layer" in r.output and "layers.31" in r.output and "lm_head" in r.output
+    r = run([*base, "--format", "csv"])
+    lines = r.output.splitlines()
+    assert lines[0].startswith("arch,layer,module,op,kernel") and len(lines) == 1 + 2 * 323
+    r = run([*base, "--format", "md", "--ops"])
+    assert r.output.count("| mi300x |") == 323
