@@ -99,6 +99,7 @@ def test_side_by_side_archs_and_table(tmp_path):
         ["deepseek-v3", "--phase", "decode", "--batch", "16", "--kv-len", "2048", "--tp", "8"],
         ["deepseek-v3", "--phase", "prefill", "--tokens", "512", "--tp", "8"],
         ["qwen2.5-7b", "--phase", "decode", "--kv-len", "512", "--paged", "--block-size", "16", "--engine", "eager"],
+        ["deepseek-v3", "--phase", "decode", "--batch", "32", "--kv-len", "1024", "--tp", "8", "--dtype", "fp8"],
     ],
 )
 def test_other_builtin_models(args):
@@ -114,6 +115,8 @@ def test_other_builtin_models(args):
         attn = [x for x in d["ops"] if x["kernel"] == "attention"][0]["shape"]
         # MLA: decode attends over the latent cache (one KV head of 512 + 64), prefill expands heads of 192
         assert (attn["kv_heads"], attn["head_dim"]) == ((1, 576) if "decode" in args else (16, 192))
+    if "fp8" in args:
+        assert {x["dtype"] for x in d["ops"] if x["kernel"] not in ("allreduce", "alltoall")} == {"fp8"}
     if "--paged" in args:
         assert all(x["shape"]["paged"] for x in d["ops"] if x["kernel"] == "attention")
 

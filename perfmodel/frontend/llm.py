@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from perfmodel.errors import InputError
 from perfmodel.frontend.config import ModelConfig
 
-TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "float8_e4m3fn"}
+# the dtype the module is traced in; fp8 is traced as bfloat16 (torch has no fp8 matmul on the
+# meta device) and the analysis models every op in fp8 (same shapes)
+TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16", "int8": "bfloat16"}
 
 
 @dataclass
