@@ -170,3 +170,15 @@ def test_rocprofv3_json_kernel_trace(tmp_path):
     assert rep.identified_share == 0 and rep.named_share == 1
     assert rep.rows[0]["family"] == "gemm" and rep.rows[0]["detail"] == "macro tile 64x32x256"
     assert list(rep.reasons) == ["rocprofv3 JSON without host ops: kernel names only, no shapes"]
+
+
+def test_gzipped_rocprof_csv_reads_like_the_plain_file(tmp_path):
+    from perfmodel.readers import read_workload
+
+    src = Path(__file__).resolve().parent / "data" / "rocprof" / "rocprofiler-compute" / "tests_workloads_2024" / "vcopy" / "MI300X_A1" / "pmc_perf.csv"
+    gz = tmp_path / "pmc_perf.csv.gz"
+    with open(src, "rb") as f, gzip.open(gz, "wb") as g:
+        shutil.copyfileobj(f, g)
+    plain, zipped = read_workload(src), read_workload(gz)
+    assert len(zipped.dispatches) == len(plain.dispatches) > 0
+    assert zipped.dispatches[0].counters == plain.dispatches[0].counters
