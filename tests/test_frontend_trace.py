@@ -109,3 +109,15 @@ def test_core_imports_and_predicts_without_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split()[-1] == "False"
+
+
+def test_an_all_unsupported_module_still_has_totals():
+    import perfmodel
+
+    class Only(nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, 0)
+
+    a = perfmodel.analyze(Only(), torch.empty(16, 16, device="meta"), arch=["mi300x", "h100"])
+    assert a.rows == [] and len(a.unsupported) == 1
+    assert [(t["arch"], t["total_us"], t["unsupported_ops"]) for t in a.totals()] == [("mi300x", 0, 1), ("h100", 0, 1)]

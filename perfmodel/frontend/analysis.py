@@ -77,7 +77,7 @@ class ModelAnalysis:
                 row["stream_bound_us"] = sb["total"] / bw * 1e6
                 row["stream_ratio"] = t / row["stream_bound_us"]
                 row["stream_bw"] = prov
-            row["unsupported_ops"] = len(self.unsupported) // max(1, len(self.archs)) if self.unsupported else 0
+            row["unsupported_ops"] = len(self.unsupported)  # the same ops for every arch
             out.append(row)
         return out
 
@@ -189,7 +189,7 @@ def analyze_records(
         for p in arch_rows:
             p["share"] = p["time_us"] / total if total > 0 else 0.0
         rows += arch_rows
-    return ModelAnalysis(rows=rows, unsupported=unsupported, no_kernel=no_kernel, archs=[r["arch"] for r in rows[:1]] and _arch_keys(rows, archs), meta=dict(meta or {}))
+    return ModelAnalysis(rows=rows, unsupported=unsupported, no_kernel=no_kernel, archs=_arch_keys(rows, archs), meta=dict(meta or {}))
 
 
 def _arch_keys(rows: list[dict], archs: list[str]) -> list[str]:

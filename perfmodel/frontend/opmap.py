@@ -155,10 +155,7 @@ def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_
         tensor_dtypes = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
         for s, d in zip(ts, tensor_dtypes + [None] * len(ts), strict=False):
             reads_bytes += numel(s) * bytes_of(d, dtype)
-    writes = 0 if rec.name in ("copy_",) else 1
-    if rec.name.endswith("_") and rec.name not in ("copy_", "fill_", "zero_"):
-        writes = 1
-    case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": max(writes, 1), "flops_per_element": flops}
+    case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": 1, "flops_per_element": flops}
     if rec.name == "copy_":  # dst <- src: read src only (dst is counted as an input above)
         src = ts[1] if len(ts) > 1 else ts[0]
         case["reads"] = round(numel(src) * bytes_of(rec.dtypes[1] if len(rec.dtypes) > 1 else None, dtype) / (n * elem), 4)
