@@ -25,7 +25,7 @@ def layer_of(module: str) -> str:
     return module.split(".")[0] if module else "(top)"
 
 
-@dataclass
+@dataclass(repr=False)
 class ModelAnalysis:
     """Per-op rows (the predict contract plus op, module, layer, share), per layer and totals."""
 
@@ -87,6 +87,15 @@ class ModelAnalysis:
     def summary(self) -> dict:
         return {"meta": {k: v for k, v in self.meta.items() if k != "stream_bytes"} | {"stream_bytes": self.meta.get("stream_bytes")},
                 "totals": self.totals(), "layers": self.layers(), "unsupported": self.unsupported, "no_kernel": self.no_kernel}
+
+    def __repr__(self) -> str:
+        from perfmodel.output import render
+
+        cols = ["arch", "phase", "ops", "total_us", "decode_us_per_token", "prefill_us", "tokens_per_s", "collective_us",
+                "stream_bound_us", "stream_ratio", "unsupported_ops"]
+        totals = self.totals()
+        cols = [c for c in cols if any(t.get(c) is not None for t in totals)]
+        return render(totals, "table", columns=cols).rstrip("\n")
 
     def _repr_html_(self) -> str:
         return _html_table(self.totals())
