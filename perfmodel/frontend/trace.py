@@ -10,8 +10,6 @@ module that issued it. No weights, no memory, no GPU.
 
 from __future__ import annotations
 
-import time
-
 from perfmodel.errors import InputError
 from perfmodel.frontend.opmap import OpRecord
 
@@ -126,11 +124,4 @@ def trace(module, *example_inputs, **example_kwargs) -> list[OpRecord]:
         for h in handles:
             h.remove()
     return tr.records
-
-
-def timed_trace(module, *inputs) -> tuple[list[OpRecord], float]:
-    t0 = time.perf_counter()
-    recs = trace(module, *inputs)
-    return recs, time.perf_counter() - t0
-
 
