@@ -190,3 +190,18 @@ def test_table_csv_and_md_views():
     assert lines[0].startswith("arch,layer,module,op,kernel") and len(lines) == 1 + 2 * 323
     r = run([*base, "--format", "md", "--ops"])
     assert r.output.count("| mi300x |") == 323
+
+
+def test_deepseek_v2_lite_style_config_without_query_compression(tmp_path):
+    cfg = {"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+           "num_hidden_layers": 3, "num_attention_heads": 16, "num_key_value_heads": 16, "n_routed_experts": 64,
+           "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1, "q_lora_rank": None,
+           "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    r = run(["model", str(p), "--phase", "decode", "--batch", "4", "--kv-len", "256", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    mods = {x["module"] for x in d["ops"]}
+    assert "layers.0.self_attn.q_proj" in mods and "layers.1.mlp" in mods
+    assert sum(1 for x in d["ops"] if x["kernel"] == "moe") == 2

@@ -56,7 +56,9 @@ def builtin_names() -> list[str]:
 
 
 def _int(cfg: dict, key: str, where: str, default=None, minimum: int = 1) -> int:
-    v = cfg.get(key, default)
+    v = cfg.get(key)
+    if v is None:  # absent or null (DeepSeek-V2-Lite has q_lora_rank: null)
+        v = default
     if v is None:
         raise InputError("missing required field (a whole number)", where=where, key=key)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < minimum:

@@ -147,9 +147,12 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
             c = cfg
             self.h = c.heads // tp
             self.nope, self.rope, self.vd, self.r = c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.kv_lora_rank
-            self.q_a_proj = lin(c.hidden, c.q_lora_rank)
-            self.q_a_norm = RMSNorm(c.q_lora_rank)
-            self.q_b_proj = lin(c.q_lora_rank, self.h * (self.nope + self.rope))
+            if c.q_lora_rank:
+                self.q_a_proj = lin(c.hidden, c.q_lora_rank)
+                self.q_a_norm = RMSNorm(c.q_lora_rank)
+                self.q_b_proj = lin(c.q_lora_rank, self.h * (self.nope + self.rope))
+            else:  # no query compression (DeepSeek-V2-Lite)
+                self.q_proj = lin(c.hidden, self.h * (self.nope + self.rope))
             self.kv_a_proj = lin(c.hidden, self.r + self.rope)
             self.kv_a_norm = RMSNorm(self.r)
             self.kv_b_proj = lin(self.r, self.h * (self.nope + self.vd))
@@ -157,7 +160,8 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
 
         def forward(self, x):
             h, nope, rope, vd, r = self.h, self.nope, self.rope, self.vd, self.r
-            q = self.q_b_proj(self.q_a_norm(self.q_a_proj(x))).view(B, T, h, nope + rope).transpose(1, 2)
+            q = self.q_b_proj(self.q_a_norm(self.q_a_proj(x))) if cfg.q_lora_rank else self.q_proj(x)
+            q = q.view(B, T, h, nope + rope).transpose(1, 2)
             kv = self.kv_a_proj(x)
             latent = self.kv_a_norm(kv[..., :r])
             k_rope = kv[..., r:].reshape(B, 1, T, rope)
@@ -274,7 +278,8 @@ def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None) -> dict
     h, d = cfg.hidden, cfg.head_dim
     if cfg.mla:
         hh = cfg.heads // tp
-        attn = (h * cfg.q_lora_rank + cfg.q_lora_rank * hh * d + h * (cfg.kv_lora_rank + cfg.qk_rope_dim)
+        q = h * cfg.q_lora_rank + cfg.q_lora_rank * hh * d if cfg.q_lora_rank else h * hh * d
+        attn = (q + h * (cfg.kv_lora_rank + cfg.qk_rope_dim)
                 + cfg.kv_lora_rank * hh * (cfg.qk_nope_dim + cfg.v_head_dim) + hh * cfg.v_head_dim * h)
         kv = step.batch * (step.kv_len + step.new_tokens) * (cfg.kv_lora_rank + cfg.qk_rope_dim) * e
     else:
