@@ -26,6 +26,8 @@ _LAZY = {
     "Work": ("perfmodel.work", "Work"),
     "InputError": ("perfmodel.errors", "InputError"),
     "read_workload": ("perfmodel.readers", "read_workload"),
+    "analyze": ("perfmodel.frontend", "analyze"),
+    "analyze_model": ("perfmodel.frontend", "analyze_model"),
 }
 
 __all__ = sorted(_LAZY)

@@ -285,6 +285,19 @@ def _memory_terms(
         terms.naive[t] = b / peak
 
 
+def _timed_terms(work: Work, shape, terms: _Terms) -> None:
+    """Terms a model timed itself (interconnect transfers: bytes / link bandwidth + per-step
+    latency); the naive roofline keeps the bandwidth part, and the term is latency-bound when
+    the latency part dominates."""
+    ones = np.ones(shape)
+    for t, secs in work.timed.items():
+        secs = np.asarray(secs, dtype=float) * ones
+        lat = np.asarray(work.timed_latency.get(t, 0.0), dtype=float) * ones
+        terms.time[t] = secs
+        terms.naive[t] = secs - lat
+        terms.latency_limited[t] = lat > secs - lat
+
+
 def _bound(terms: _Terms, shape, launch: float | None) -> tuple[np.ndarray, np.ndarray]:
     """(bound class, time) per point: the largest term, ``latency`` when Little's law capped
     it, ``launch`` when the launch overhead exceeds it."""
@@ -316,6 +329,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, first_principl
     notes = list(work.notes)
     _compute_terms(work, arch, occ["quantization"], used, terms, first_principles)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles)
+    _timed_terms(work, shape, terms)
     if not terms.time:
         terms.time[NO_WORK] = np.zeros(shape)
         terms.naive[NO_WORK] = np.zeros(shape)

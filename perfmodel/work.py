@@ -69,6 +69,10 @@ class Work(LevelBytes):
     # FLOP keys issued as packed or dual-issue VALU instructions (v_pk_fma_f32, half2 maths):
     # timed at the spec's full VALU rate instead of the plain single-issue rate
     packed: set[str] = field(default_factory=set)
+    # terms a model times itself (collectives: "memory:link" seconds over the interconnect), with
+    # the part of each that is per-step latency; the estimator adds them beside its own terms
+    timed: dict[str, Any] = field(default_factory=dict)
+    timed_latency: dict[str, Any] = field(default_factory=dict)
 
     @property
     def total_flops(self):

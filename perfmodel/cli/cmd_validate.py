@@ -41,7 +41,8 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
 def validate_command(
     ctx, workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top, report, fmt, output
 ) -> None:
-    """Read rocprof output (file or directory) and report, per kernel: measured time, FLOPs per
+    """Read rocprof output (file or directory), or a torch.profiler chrome trace (.json/.json.gz),
+    and report, per kernel: measured time, FLOPs per
     pipe, bytes per level, intensity, achieved rate against each ceiling and the measured bound;
     for identified kernels (built-in: mixbench, vcopy; or --cases manifest) the prediction, the
     residual term by term and the term that explains most of the difference.
@@ -56,6 +57,14 @@ def validate_command(
     target = report or output
     if target and ctx.get_parameter_source("fmt") == click.core.ParameterSource.DEFAULT:
         fmt = SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
+    from perfmodel import traces
+
+    if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
+        text, n = traces.render(workload, arch=arch, manifest=manifest, fmt=fmt, top=top or 30)
+        emit(text, target)
+        if target and fmt in ("table", "md"):
+            click.echo(f"report written to {target} ({n} rows)", err=True)
+        return
     v = validate(
         workload,
         arch=arch,

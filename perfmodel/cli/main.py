@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "roofline": ("perfmodel.cli.cmd_roofline", "roofline_command", "Hierarchical roofline of a GPU."),
     "predict": ("perfmodel.cli.cmd_predict", "predict_command", "Predict time and bound of kernels."),
     "validate": ("perfmodel.cli.cmd_validate", "validate_command", "Read rocprof output and compare."),
+    "model": ("perfmodel.cli.cmd_model", "model_command", "Predict a whole transformer step, per op and layer."),
     "kernel": ("perfmodel.cli.cmd_kernel", "kernel_group", "Included Triton kernels: list, inspect compiled code."),
     "profile": ("perfmodel.cli.cmd_profile", "profile_command", "Plan (and run) the rocprofv3 measurement."),
 }

@@ -81,6 +81,8 @@ def _candidates(arch, d_max: float, elem: float, phase: str):
         Param("head_dim"),
         Param("causal", bool, False),
         Param("phase", str, "fwd", choices=("fwd", "bwd")),
+        Param("paged", bool, False, help="K/V in a paged cache read through a block table (vLLM)"),
+        Param("block_size", default=16, help="tokens per KV-cache block (paged)"),
     ],
     doc="Flash attention fwd/bwd (FA2 accounting), GQA, causal, decode (seq_q=1)",
     default_dtype="bf16",
@@ -106,6 +108,10 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_n=bi,
         tile_k=d,
     )
+    if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
+        blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
+        traffic.add_stream(work, arch, read=x.b * blocks * 4.0)
+        work.notes.append("paged KV cache: K/V blocks gathered through a block table (4 B per block)")
     if np.any(x.h / x.hk > 1):
         work.notes.append("GQA: the query heads of one KV head are packed into one problem and share its K/V")
     return work

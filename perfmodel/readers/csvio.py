@@ -7,6 +7,7 @@ as text. Every problem becomes an InputError naming file, line and column.
 from __future__ import annotations
 
 import csv
+import gzip
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,7 +131,9 @@ def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
     try:
         if path.stat().st_size == 0:
             raise InputError("file is empty", where=where)
-        fh = open(path, newline="", encoding="utf-8")
+        with open(path, "rb") as probe:  # gzip by content (file.csv.gz), as everywhere a trace is read
+            gz = probe.read(2) == b"\x1f\x8b"
+        fh = gzip.open(path, "rt", newline="", encoding="utf-8") if gz else open(path, newline="", encoding="utf-8")
         reader = csv.reader(fh)
         header = next(reader, None)
     except UnicodeDecodeError:

@@ -1,0 +1,115 @@
+"""`perfmodel model`: a whole transformer step (prefill or decode), per op, per layer, in total."""
+
+from __future__ import annotations
+
+import click
+
+from perfmodel.cli.options import emit, format_option, output_option
+
+OP_COLUMNS = ["arch", "layer", "module", "op", "kernel", "dtype", "shape", "time_us", "bound", "share", "tflops", "ai"]
+TOTAL_COLUMNS = [
+    "arch", "phase", "ops", "total_us", "decode_us_per_token", "prefill_us", "tokens_per_s", "collective_us",
+    "stream_bound_us", "stream_ratio", "unsupported_ops",
+]
+
+
+def _shape_text(shape: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in shape.items())
+
+
+def by_op_kind(analysis) -> list[dict]:  # noqa: D401
+    """Time per (op, kernel, bound) summed over the model, per arch, largest first."""
+    acc: dict[tuple, dict] = {}
+    for r in analysis.rows:
+        k = (r["arch"], r["op"], r["kernel"], r["bound"])
+        d = acc.setdefault(k, {"arch": r["arch"], "op": r["op"], "kernel": r["kernel"], "bound": r["bound"], "count": 0, "time_us": 0.0, "share": 0.0})
+        d["count"] += 1
+        d["time_us"] += r["time_us"]
+        d["share"] += r["share"]
+    order = {a: i for i, a in enumerate(analysis.archs)}
+    return sorted(acc.values(), key=lambda d: (order.get(d["arch"], 0), -d["time_us"]))
+
+
+@click.command("model")
+@click.argument("model")
+@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path; comma-separate or repeat to compare. [default: mi300x]")
+@click.option("--phase", type=click.Choice(["prefill", "decode"]), default="decode", show_default=True)
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences in the batch.")
+@click.option("--tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="Prompt tokens per sequence (prefill).")
+@click.option("--kv-len", "kv_len", type=click.IntRange(min=0), default=0, show_default=True, help="Cached tokens per sequence before this step.")
+@click.option("--tp", type=click.IntRange(min=1), default=1, show_default=True, help="Tensor-parallel ranks (adds all-reduces).")
+@click.option("--ep", type=click.IntRange(min=1), default=1, show_default=True, help="Expert-parallel ranks (adds all-to-alls).")
+@click.option("--dtype", default=None, help="Weights/activations dtype (default: the config's torch_dtype).")
+@click.option("--engine", type=click.Choice(["vllm", "eager"]), default="vllm", show_default=True,
+              help="vllm: fused qkv/gate_up GEMMs and vLLM's fused kernels; eager: Hugging Face-style ops.")
+@click.option("--fused", is_flag=True, help="Fuse obvious chains of elementwise ops into one kernel.")
+@click.option("--paged", is_flag=True, help="Paged KV cache (vLLM block tables).")
+@click.option("--block-size", "block_size", type=click.IntRange(min=1), default=16, show_default=True, help="Tokens per KV block (--paged).")
+@click.option("--ops", "show_ops", is_flag=True, help="Table/md: list every op (csv and jsonl always do).")
+@click.option("--layers", "show_layers", is_flag=True, help="Table/md: add the time of every layer (and top-level module) per arch.")
+@click.option("-o", "plot", default=None, help="Write the per-layer stacked bars here (.png/.svg/.pdf) and the ops' roofline beside it (-roofline).")
+@format_option
+@output_option
+def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, engine, fused, paged, block_size, show_ops, show_layers,
+                  plot, fmt, output) -> None:
+    """Predict one step of a transformer on one rank: every op, per layer, and the totals.
+
+    MODEL is a built-in name (llama3-8b, llama3-70b, mixtral-8x7b, deepseek-v3, qwen2.5-7b) or a
+    Hugging Face config.json. Traced on the meta device (torch needed: pip install 'perfmodel[torch]').
+
+    \b
+    perfmodel model llama3-8b --arch mi300x --phase decode --batch 1 --kv-len 4096
+    perfmodel model llama3-70b --tp 8 --phase prefill --tokens 2048 --arch mi300x,h100
+    perfmodel model ./config.json --phase decode --batch 32 --kv-len 2048 --format json
+    """
+    import importlib.util
+
+    from perfmodel.errors import InputError
+
+    if importlib.util.find_spec("torch") is None:
+        raise InputError("perfmodel model needs PyTorch: pip install 'perfmodel[torch]' (torch==2.13.0, CPU build)", key="torch")
+    from perfmodel.frontend.analysis import analyze_model
+    from perfmodel.output import render
+
+    arch_list = [a for spec in archs for a in spec.split(",") if a] or ["mi300x"]
+    if dtype is not None:
+        from perfmodel.dtypes import SIZE
+
+        if dtype not in SIZE:
+            raise InputError(f"expected one of {', '.join(SIZE)}, got {dtype!r}", key="--dtype")
+    a = analyze_model(model, arch_list, phase=phase, batch=batch, tokens=tokens, kv_len=kv_len, tp=tp, ep=ep, dtype=dtype,
+                      fused=fused, paged=paged, block_size=block_size, engine=engine)
+    if plot:
+        from perfmodel.plots.model_plot import plot_layers, plot_model_roofline
+
+        plot_layers(a, plot)
+        stem, dot, ext = plot.rpartition(".")
+        plot_model_roofline(a, a.archs[0], f"{stem}-roofline.{ext}" if dot else f"{plot}-roofline")
+    if fmt == "json":
+        s = a.summary()
+        text = render([{"meta": s["meta"], "totals": s["totals"], "ops": a.to_dicts(), "layers": s["layers"],
+                        "unsupported": s["unsupported"], "no_kernel": s["no_kernel"]}], "json")
+        text = text.strip()[1:-1].strip() + "\n"  # one object, not a list of one
+    elif fmt == "jsonl":
+        text = render(a.to_dicts(), "jsonl")
+    elif fmt == "csv" or show_ops:
+        rows = [{c: (_shape_text(r["shape"]) if c == "shape" else r.get(c)) for c in OP_COLUMNS} for r in a.rows]
+        text = render(rows, fmt, columns=OP_COLUMNS, title=None if fmt == "csv" else "perfmodel model: ops")
+    else:
+        title = f"perfmodel model {a.meta['model']} ({a.meta['phase']}, batch {batch}" + (
+            f", {tokens} tokens" if phase == "prefill" else f", kv-len {kv_len}") + (f", tp {tp}" if tp > 1 else "") + (
+            f", ep {ep}" if ep > 1 else "") + f", {a.meta['engine']})"
+        totals = a.totals()
+        cols = [c for c in TOTAL_COLUMNS if any(t.get(c) is not None for t in totals)]
+        text = render(totals, fmt, columns=cols, title=title)
+        text += "\n" + render(by_op_kind(a), fmt, columns=["arch", "op", "kernel", "bound", "count", "time_us", "share"],
+                              title="time by op (summed over layers)")
+        if show_layers:
+            lrows = [{"arch": ly["arch"], "layer": ly["layer"], "ops": ly["ops"], "time_us": ly["time_us"],
+                      **{f"{k}_us": v for k, v in ly["by_kernel"].items()}} for ly in a.layers()]
+            text += "\n" + render(lrows, fmt, title="time per layer")
+        if a.unsupported:
+            text += "\n" + render(a.unsupported[: 50], fmt, title=f"ops with no model ({len(a.unsupported)}; not in the totals)")
+        nk = ", ".join(f"{k} x{v}" for k, v in sorted(a.no_kernel.items()))
+        text += f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n"
+    emit(text, output)

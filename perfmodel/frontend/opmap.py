@@ -1,0 +1,360 @@
+"""Operator -> case: one small function per aten (or custom) op, as in torch's flop counter.
+
+Input is an `OpRecord`: the op name (``aten::mm``), the shapes of its tensor arguments (a tuple;
+a list of tuples for a tensor list; ``None`` for a non-tensor), their dtypes, and the scalar
+arguments. The same record comes from the meta-device tracer (`perfmodel.frontend.trace`) and
+from a torch.profiler chrome trace (``Input Dims`` / ``Input type`` / ``Concrete Inputs``), so
+both paths share these rules. No torch here.
+
+`to_case(rec, dtype)` returns ``(case, None)``, ``(None, reason)`` for a kernel op without a
+model (listed, never dropped), or ``(None, NO_KERNEL)`` for ops that launch no kernel (views,
+metadata, allocation).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+NO_KERNEL = "no kernel"
+
+# torch dtype spellings (tracer: str(torch.bfloat16); chrome trace: "c10::BFloat16") -> perfmodel
+DTYPE_NAMES = {
+    "torch.bfloat16": "bf16",
+    "c10::BFloat16": "bf16",
+    "torch.float16": "fp16",
+    "c10::Half": "fp16",
+    "torch.float32": "fp32",
+    "float": "fp32",
+    "torch.float64": "fp64",
+    "double": "fp64",
+    "torch.float8_e4m3fn": "fp8",
+    "torch.float8_e4m3fnuz": "fp8",
+    "torch.float8_e5m2": "fp8",
+    "torch.float8_e5m2fnuz": "fp8",
+    "c10::Float8_e4m3fn": "fp8",
+    "c10::Float8_e4m3fnuz": "fp8",
+    "c10::Float8_e5m2": "fp8",
+    "c10::Float8_e5m2fnuz": "fp8",
+    "torch.int8": "int8",
+    "signed char": "int8",
+}
+INT_SIZES = {"torch.int64": 8, "long int": 8, "torch.int32": 4, "int": 4, "torch.bool": 1, "bool": 1, "torch.uint8": 1, "unsigned char": 1}
+
+
+@dataclass
+class OpRecord:
+    op: str  # "aten::mm", "perfmodel::all_reduce", "aten::scaled_dot_product_attention"
+    module: str = ""  # module path ("layers.3.mlp.down_proj"), "" when unknown
+    inputs: list = field(default_factory=list)  # shape tuple | list of shape tuples | None per argument
+    dtypes: list = field(default_factory=list)  # dtype spelling per argument (or None)
+    scalars: list = field(default_factory=list)  # the non-tensor argument values (or None)
+    kwargs: dict = field(default_factory=dict)
+    outputs: list = field(default_factory=list)  # output shapes (tracer only)
+    out_dtype: str | None = None
+    index: int = 0  # order in the trace
+
+    @property
+    def name(self) -> str:
+        """The bare op name: ``aten::addmm.default`` -> ``addmm``."""
+        return self.op.split("::")[-1].split(".")[0]
+
+    def shapes_text(self) -> str:
+        return " ".join("x".join(str(d) for d in s) if isinstance(s, tuple) else ("[" + ",".join("x".join(map(str, t)) for t in s) + "]") for s in self.inputs if s is not None and s != [])
+
+
+def numel(shape) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def bytes_of(spelling: str | None, fallback: str) -> float:
+    from perfmodel.dtypes import SIZE
+
+    if spelling in INT_SIZES:
+        return INT_SIZES[spelling]
+    return SIZE.get(DTYPE_NAMES.get(spelling or "", fallback), SIZE.get(fallback, 2))
+
+
+def dtype_of(rec: OpRecord, default: str) -> str:
+    for s in [rec.out_dtype, *rec.dtypes]:
+        if s in DTYPE_NAMES:
+            return DTYPE_NAMES[s]
+    return default
+
+
+# ops that launch no kernel: views, metadata, allocation without a fill
+VIEW_OPS = {
+    "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "expand_as", "slice", "select",
+    "unsqueeze", "squeeze", "as_strided", "split", "split_with_sizes", "chunk", "unbind", "detach", "alias",
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh", "view_as", "unflatten",
+    "flatten", "narrow", "_reshape_alias", "contiguous", "resolve_conj", "resolve_neg", "numpy_T", "size", "stride",
+    "dim", "is_same_size", "_local_scalar_dense", "item", "result_type", "lift_fresh_copy", "to", "type_as",
+    "scalar_tensor", "_has_compatible_shallow_copy_type", "set_", "record_stream", "profiler::_record_function_enter_new",
+}
+
+# elementwise ops: VALU FLOPs per output element (a mechanism count: add/mul 1, FMA 2; the
+# activations count their arithmetic, transcendental parts as one each)
+POINTWISE = {
+    "add": 1, "add_": 1, "sub": 1, "sub_": 1, "mul": 1, "mul_": 1, "div": 1, "div_": 1, "neg": 1, "rsub": 1,
+    "pow": 1, "rsqrt": 1, "sqrt": 1, "exp": 1, "log": 1, "reciprocal": 1, "abs": 1, "sign": 1, "sin": 1, "cos": 1,
+    "tanh": 1, "sigmoid": 3, "silu": 4, "silu_": 4, "gelu": 8, "relu": 1, "relu_": 1, "threshold_backward": 1,
+    "where": 1, "masked_fill": 1, "masked_fill_": 1, "clamp": 2, "clamp_min": 1, "clamp_max": 1, "maximum": 1,
+    "minimum": 1, "addcmul": 2, "addcdiv": 2, "lerp": 2, "fill_": 0, "zero_": 0, "zeros_like": 0, "ones_like": 0,
+    "full_like": 0, "copy_": 0, "_to_copy": 0, "clone": 0, "eq": 1, "ne": 1, "lt": 1, "gt": 1, "le": 1, "ge": 1,
+    "logical_and": 1, "logical_not": 1, "bitwise_and": 1, "bitwise_not": 1, "floor_divide": 1, "remainder": 1,
+    "gelu_backward": 10, "silu_backward": 6, "sigmoid_backward": 2, "tanh_backward": 2, "mul_backward": 1,
+    "native_dropout": 2, "dropout": 2, "erf": 1, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
+    "zeros": 0, "ones": 0, "full": 0, "arange": 1, "fill": 0, "index_copy_": 0, "index_put_": 0,
+}
+GATHER_OPS = {"embedding", "index_select", "gather", "index", "take_along_dim", "embedding_dense_backward"}
+CAT_OPS = {"cat", "stack", "_cat", "constant_pad_nd", "repeat", "roll", "flip"}
+REDUCE_OPS = {"sum", "mean", "amax", "amin", "max", "min", "var_mean", "var", "std", "norm", "linalg_vector_norm", "prod", "all", "any", "argmax"}
+ATTENTION_OPS = {
+    "scaled_dot_product_attention", "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_flash_attention_forward", "_efficient_attention_forward",
+    "flash_attn_func", "mha_fwd", "mha_varlen_fwd", "fmha_fwd", "attention", "paged_attention",
+    "_flash_attn_forward",
+}
+
+
+def _tensors(rec: OpRecord) -> list[tuple]:
+    return [s for s in rec.inputs if isinstance(s, tuple)]
+
+
+def _scalar(rec: OpRecord, i: int, default=None):
+    v = rec.scalars[i] if i < len(rec.scalars) else None
+    return default if v is None else v
+
+
+def _broadcast(shapes: list[tuple]) -> tuple:
+    nd = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(nd):
+        dims = [s[len(s) - nd + k] for s in shapes if len(s) - nd + k >= 0]
+        out.append(max(dims) if dims else 1)
+    return tuple(out)
+
+
+def _gemm(m, n, k, batch=1) -> dict:
+    return {"kernel": "gemm", "m": int(m), "n": int(n), "k": int(k), "batch": int(batch)}
+
+
+def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_bytes=None) -> dict | None:
+    ts = _tensors(rec)
+    for s in rec.inputs:  # tensor lists (cat)
+        if isinstance(s, list):
+            ts += [t for t in s if isinstance(t, tuple)]
+    if out_shape is None:
+        out_shape = rec.outputs[0] if rec.outputs and isinstance(rec.outputs[0], tuple) else _broadcast(ts)
+    n = numel(out_shape)
+    if n == 0:
+        return None
+    elem = bytes_of(rec.out_dtype, dtype) if rec.out_dtype else bytes_of(None, dtype)
+    if reads_bytes is None:
+        reads_bytes = 0.0
+        tensor_dtypes = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
+        for s, d in zip(ts, tensor_dtypes + [None] * len(ts), strict=False):
+            reads_bytes += numel(s) * bytes_of(d, dtype)
+    case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": 1, "flops_per_element": flops}
+    if rec.name == "copy_":  # dst <- src: read src only (dst is counted as an input above)
+        src = ts[1] if len(ts) > 1 else ts[0]
+        case["reads"] = round(numel(src) * bytes_of(rec.dtypes[1] if len(rec.dtypes) > 1 else None, dtype) / (n * elem), 4)
+    return case
+
+
+def to_case(rec: OpRecord, default_dtype: str = "bf16") -> tuple[dict | None, str | None]:
+    """(case, None), or (None, why not): see the module doc."""
+    name = rec.name
+    dtype = dtype_of(rec, default_dtype)
+    ts = _tensors(rec)
+    ns = rec.op.split("::")[0] if "::" in rec.op else ""
+    try:
+        case = _map(rec, name, ns, ts, dtype)
+    except (IndexError, TypeError, ValueError, ZeroDivisionError):
+        return None, f"{rec.op}: argument shapes not understood ({rec.shapes_text()})"
+    if case is None:
+        return None, None
+    if isinstance(case, str):
+        return None, case
+    case.pop("_note", None)
+    case.setdefault("dtype", dtype)
+    return case, None
+
+
+def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
+    if ns == "perfmodel":
+        return _custom(rec, name, ts, dtype)
+    if name in VIEW_OPS:
+        return NO_KERNEL
+    if name in ("mm", "_scaled_mm"):
+        (m, k), (_, n) = ts[0], ts[1]
+        return _gemm(m, n, k)
+    if name == "addmm":
+        (m, k), (_, n) = ts[1], ts[2]
+        return _gemm(m, n, k)
+    if name in ("bmm", "baddbmm"):
+        a, b = (ts[0], ts[1]) if name == "bmm" else (ts[1], ts[2])
+        return _gemm(a[1], b[2], a[2], a[0])
+    if name in ("linear", "matmul"):
+        a, w = ts[0], ts[1]
+        k = a[-1]
+        n = w[0] if name == "linear" else w[-1]
+        m = numel(a[:-1]) if name == "linear" or len(w) == 2 else a[-2]
+        batch = 1 if name == "linear" or len(w) == 2 else numel(a[:-2])
+        return _gemm(m, n, k, batch)
+    if name in ATTENTION_OPS:
+        return _attention(rec, name, ts, dtype)
+    if name in ("native_layer_norm", "layer_norm"):
+        x = ts[0]
+        cols = numel(rec.inputs[1]) if isinstance(rec.inputs[1], tuple) and name == "layer_norm" else None
+        shape = _scalar(rec, 1)
+        if isinstance(shape, (list, tuple)) and shape:
+            cols = numel(tuple(int(v) for v in shape))
+        cols = cols or x[-1]
+        return {"kernel": "layernorm", "rows": numel(x) // cols, "cols": int(cols)}
+    if name in ("rms_norm", "_fused_rms_norm"):
+        x = ts[0]
+        shape = _scalar(rec, 1)
+        cols = numel(tuple(int(v) for v in shape)) if isinstance(shape, (list, tuple)) and shape else x[-1]
+        return {"kernel": "rmsnorm", "rows": numel(x) // cols, "cols": int(cols)}
+    if name in ("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"):
+        x = ts[0]
+        dim = int(_scalar(rec, 1, -1))
+        cols = x[dim]
+        return {"kernel": "softmax", "rows": numel(x) // cols, "cols": int(cols)}
+    if name in GATHER_OPS:
+        if name == "embedding":
+            w, idx = ts[0], ts[1]
+            out = (*idx, w[-1])
+            return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(rec.dtypes[0] if rec.dtypes else None, dtype))
+        out = rec.outputs[0] if rec.outputs else ts[-1]
+        return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(None, dtype))
+    if name in CAT_OPS:
+        return _elementwise(rec, dtype, 0)
+    if name in REDUCE_OPS:
+        return {"kernel": "reduction", "n": int(numel(ts[0]))}
+    if name in ("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"):
+        x, w = ts[0], ts[1]
+        if len(x) != 4 or len(w) != 4:
+            return f"{rec.op}: only 2-D convolutions have a model ({rec.shapes_text()})"
+        # aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+        # miopen/cudnn_convolution(input, weight, bias, padding, stride, dilation, groups, ...)
+        lib = name in ("miopen_convolution", "cudnn_convolution")
+        stride = _scalar(rec, 4 if lib else 3, [1, 1])
+        pad = _scalar(rec, 3 if lib else 4, [0, 0])
+        groups = _scalar(rec, 6 if lib else 8, 1)
+        if isinstance(groups, int) and groups > 1 or w[1] != x[1]:
+            return f"{rec.op}: grouped/depthwise convolution, no model"
+        s = int(stride[0]) if isinstance(stride, (list, tuple)) and stride else int(stride or 1)
+        p = int(pad[0]) if isinstance(pad, (list, tuple)) and pad else int(pad or 0)
+        return {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
+                "stride": max(s, 1), "pad": max(p, 0)}
+    if ns and ns != "aten":
+        out = _inference_op(rec, name, ts, dtype)
+        if out is not None:
+            return out
+    if name.startswith("triton_"):  # a torch.compile'd Triton kernel recorded under its own name
+        if not ts:
+            return f"{rec.op}: no tensor arguments"
+        n = max(numel(t) for t in ts)
+        reads = sum(numel(t) for t in ts) / n
+        kind = "pointwise" if name.startswith("triton_poi") else "reduction/other"
+        return {"kernel": "elementwise", "n": int(n), "reads": round(reads, 4), "writes": 1, "flops_per_element": 1,
+                "_note": f"Triton {kind}: bytes of its tensor arguments, output the size of the largest"}
+    if name in POINTWISE:
+        return _elementwise(rec, dtype, POINTWISE[name])
+    return f"{rec.op}: no kernel model ({rec.shapes_text()})"
+
+
+def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
+    """Serving-engine custom ops (aiter, sgl_kernel, vllm _C) that record their shapes."""
+    if name in ("rmsnorm", "rms_norm", "rmsnorm2d_fwd"):
+        x = ts[0]
+        return {"kernel": "rmsnorm", "rows": numel(x) // x[-1], "cols": int(x[-1])}
+    if name in ("add_rmsnorm", "fused_add_rms_norm", "rmsnorm2d_fwd_with_add"):
+        return {"kernel": "elementwise", "n": int(numel(ts[0])), "reads": 2.0, "writes": 2, "flops_per_element": 5}
+    if name in ("gemm_a16w16", "gemm_a8w8", "tgemm_mm", "wvSplitK", "LLMM1"):
+        (m, k), (n, _) = ts[0], ts[1]
+        return _gemm(m, n, k)
+    if name in ("rotary_embedding", "batched_rotary_embedding"):
+        q, k = ts[1], ts[2]
+        return {"kernel": "elementwise", "n": int(numel(q) + numel(k)), "reads": 1.0, "writes": 1, "flops_per_element": 3}
+    if name in ("silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "act_and_mul", "scaled_act_and_mul"):
+        x = max(ts, key=numel)
+        return {"kernel": "elementwise", "n": int(numel(x) // 2), "reads": 2.0, "writes": 1, "flops_per_element": 5}
+    if name in ("store_cache", "reshape_and_cache", "reshape_and_cache_flash", "set_kv_buffer"):
+        k, v = ts[0], ts[1]
+        return {"kernel": "elementwise", "n": int(numel(k) + numel(v)), "reads": 1.0, "writes": 1, "flops_per_element": 0}
+    if name in ("mha_batch_prefill", "mha_varlen_fwd", "flash_attn_varlen_func"):
+        q, kc = ts[0], ts[1]  # q [tokens, heads, dim]; k [slots, kv_heads, dim]; cu_seqlens_q [batch + 1]
+        batch = max(1, ts[3][0] - 1)
+        sq = q[0] // batch
+        skv = _scalar(rec, 7, sq)
+        causal = _scalar(rec, 12, True) if name == "mha_batch_prefill" else bool(_scalar(rec, 10, True))
+        case = {"kernel": "attention", "batch": batch, "heads": q[1], "kv_heads": kc[1], "seq_q": max(1, sq),
+                "seq_kv": int(skv) if isinstance(skv, (int, float)) else sq, "head_dim": q[2], "causal": bool(causal)}
+        if name == "mha_batch_prefill" and len(ts) > 5:
+            case["paged"] = True
+            case["block_size"] = max(1, round(batch * case["seq_kv"] / max(1, ts[5][0])))
+        return case
+    return None
+
+
+def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
+    q, k = ts[0], ts[1]
+    causal = bool(rec.kwargs.get("is_causal", False))
+    if name in ("_flash_attention_forward", "flash_attn_func", "_flash_attn_forward", "mha_fwd", "fmha_fwd"):
+        # [batch, seq, heads, dim] layout (FlashAttention / aiter / aten flash kernel)
+        b, sq, h, d = q
+        skv, hk = k[1], k[2]
+        causal = causal or bool(_scalar(rec, 8, False) if name == "_flash_attention_forward" else False)
+    else:  # [batch, heads, seq, dim] (sdpa and its aten backends)
+        b, h, sq, d = q if len(q) == 4 else (1, *q)
+        hk, skv = (k[1], k[2]) if len(k) == 4 else (k[0], k[1])
+        pos = {"scaled_dot_product_attention": 5, "_scaled_dot_product_flash_attention": 4,
+               "_scaled_dot_product_efficient_attention": 6}.get(name)
+        if pos is not None and len(rec.scalars) > pos and isinstance(rec.scalars[pos], bool):
+            causal = causal or rec.scalars[pos]
+    case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d, "causal": causal}
+    if h % hk:
+        return f"{rec.op}: {h} query heads not a multiple of {hk} KV heads ({rec.shapes_text()})"
+    return case
+
+
+def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
+    """perfmodel's own marker ops, recorded by the model builder (see `frontend.ops`)."""
+    if name == "collective":
+        kind, ranks, scale = rec.scalars[1], int(rec.scalars[2]), float(rec.scalars[3])
+        nbytes = numel(ts[0]) * bytes_of(rec.dtypes[0] if rec.dtypes else None, dtype) * scale
+        return {"kernel": kind, "bytes": float(nbytes), "ranks": ranks}
+    if name == "moe":
+        x = ts[0]
+        experts, topk, inter = (int(v) for v in rec.scalars[1:4])
+        tokens = numel(x[:-1])
+        if topk > experts:  # fewer local experts than top-k (expert parallel): same rows per rank
+            tokens, topk = tokens * topk // experts, experts
+        return {"kernel": "moe", "tokens": tokens, "experts": experts, "topk": topk, "hidden": x[-1], "inter": inter}
+    if name == "rotary_embedding":
+        q, k = ts[0], ts[1]
+        n = numel(q) + numel(k)
+        return {"kernel": "elementwise", "n": n, "reads": 1.0, "writes": 1, "flops_per_element": 3}
+    if name == "fused_add_rms_norm":  # reads x and the residual, writes both; a streaming row kernel
+        n = numel(ts[0])
+        return {"kernel": "elementwise", "n": n, "reads": 2.0, "writes": 2, "flops_per_element": 5}
+    if name == "silu_and_mul":  # reads gate and up (2n), writes n
+        n = numel(ts[0]) // 2
+        return {"kernel": "elementwise", "n": n, "reads": 2.0, "writes": 1, "flops_per_element": 5}
+    if name == "reshape_and_cache":  # copies the new K and V into the cache
+        n = numel(ts[0]) + numel(ts[1])
+        return {"kernel": "elementwise", "n": n, "reads": 1.0, "writes": 1, "flops_per_element": 0}
+    if name == "paged_attention":
+        q, kc = ts[0], ts[1]
+        b, h, sq, d = q
+        block = int(rec.scalars[3])
+        return {"kernel": "attention", "batch": b, "heads": h, "kv_heads": kc[1], "seq_q": sq, "seq_kv": kc[2], "head_dim": d, "causal": sq > 1, "paged": True, "block_size": block}
+    return f"{rec.op}: no kernel model ({rec.shapes_text()})"
+
+
+def is_view(rec: OpRecord) -> bool:
+    return rec.name in VIEW_OPS
+

@@ -1,0 +1,85 @@
+"""Marker ops for what one kernel does in an inference engine but several aten ops in eager
+PyTorch (or what aten has no op for): collectives, a fused MoE layer, rotary embedding, paged
+attention. Each is a ``torch.library`` custom op with a fake (meta) implementation, so the
+dispatch-mode tracer records it as one op with its shapes (`opmap._custom` maps it to a case).
+
+Registered on first use (torch is imported only here and in the tracer).
+"""
+
+from __future__ import annotations
+
+_OPS = None
+
+
+def ops():
+    """The namespace ``torch.ops.perfmodel`` after registering the marker ops once."""
+    global _OPS
+    if _OPS is not None:
+        return _OPS
+    import torch
+    from torch.library import custom_op
+
+    @custom_op("perfmodel::collective", mutates_args=(), schema="(Tensor x, str kind, int ranks, float scale) -> Tensor")
+    def collective(x: torch.Tensor, kind: str, ranks: int, scale: float) -> torch.Tensor:
+        """kind: allreduce | allgather | reducescatter | alltoall; bytes = x.nbytes * scale."""
+        return x.clone()
+
+    @collective.register_fake
+    def _(x, kind, ranks, scale):
+        return torch.empty_like(x)
+
+    @custom_op("perfmodel::moe", mutates_args=(), schema="(Tensor x, int experts, int topk, int inter) -> Tensor")
+    def moe(x: torch.Tensor, experts: int, topk: int, inter: int) -> torch.Tensor:
+        """Router, gated-SiLU experts and combine over ``experts`` local experts."""
+        return x.clone()
+
+    @moe.register_fake
+    def _(x, experts, topk, inter):
+        return torch.empty_like(x)
+
+    @custom_op("perfmodel::rotary_embedding", mutates_args=(), schema="(Tensor q, Tensor k, int position) -> (Tensor, Tensor)")
+    def rotary_embedding(q: torch.Tensor, k: torch.Tensor, position: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """RoPE on q and k in one kernel (vLLM's rotary_embedding)."""
+        return q.clone(), k.clone()
+
+    @rotary_embedding.register_fake
+    def _(q, k, position):
+        return torch.empty_like(q), torch.empty_like(k)
+
+    @custom_op("perfmodel::paged_attention", mutates_args=(), schema="(Tensor q, Tensor k_cache, Tensor v_cache, int block_size) -> Tensor")
+    def paged_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_size: int) -> torch.Tensor:
+        """Attention of q [B, H, Sq, D] over a paged cache viewed as [B, Hkv, Skv, D]."""
+        return q.clone()
+
+    @paged_attention.register_fake
+    def _(q, k_cache, v_cache, block_size):
+        return torch.empty_like(q)
+
+    @custom_op("perfmodel::fused_add_rms_norm", mutates_args=(), schema="(Tensor x, Tensor residual, Tensor weight) -> (Tensor, Tensor)")
+    def fused_add_rms_norm(x, residual, weight):
+        """residual += x; x = rmsnorm(residual) * weight, in one kernel (vLLM)."""
+        return x.clone(), residual.clone()
+
+    @fused_add_rms_norm.register_fake
+    def _(x, residual, weight):
+        return torch.empty_like(x), torch.empty_like(residual)
+
+    @custom_op("perfmodel::silu_and_mul", mutates_args=(), schema="(Tensor x) -> Tensor")
+    def silu_and_mul(x):
+        """silu(x[..., :d]) * x[..., d:] in one kernel (vLLM)."""
+        return x[..., : x.shape[-1] // 2].clone()
+
+    @silu_and_mul.register_fake
+    def _(x):
+        return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
+
+    @custom_op("perfmodel::reshape_and_cache", mutates_args=(), schema="(Tensor k, Tensor v, Tensor k_cache, Tensor v_cache) -> ()")
+    def reshape_and_cache(k, v, k_cache, v_cache):
+        """Write the new K and V into the cache in one kernel (vLLM)."""
+
+    @reshape_and_cache.register_fake
+    def _(k, v, k_cache, v_cache):
+        return None
+
+    _OPS = torch.ops.perfmodel
+    return _OPS

@@ -1,0 +1,159 @@
+"""Collectives over the GPU interconnect: `allreduce`, `allgather`, `reducescatter`, `alltoall`.
+
+A case is ``bytes`` (the buffer one rank holds: allreduce in = out; allgather the gathered
+output; reducescatter the full input; alltoall the send buffer) and ``ranks``. The link comes
+from the archspec's ``interconnect:`` list (the first GPU-to-GPU fabric; an in-package GCD link
+only for 2 ranks; PCIe where nothing else is listed). Every archspec link rate is quoted
+bidirectional, so one direction carries half of it.
+
+Algorithms (the bandwidth terms are the textbook ones also used by nccl-tests' "bus bandwidth",
+NVIDIA/nccl-tests doc/PERFORMANCE.md):
+
+- ring: allreduce = reduce-scatter + all-gather, 2(n-1) steps of S/n bytes; allgather and
+  reducescatter n-1 steps of S/n. Each rank sends over every link to a peer at once (RCCL/NCCL
+  build one ring per link: "channels"), so the bandwidth is links_used x per-direction rate.
+- one-shot (allreduce, allgather): every rank reads the whole buffer of each of the n-1 peers
+  directly (vLLM's custom all-reduce, RCCL/NCCL "direct"), one step, (n-1) x S bytes in.
+- alltoall: pairwise direct exchange, every peer at once: one step, (n-1)/n x S bytes out.
+``algo=auto`` takes the faster of ring and one-shot for each case.
+
+Links used: on a switched fabric (NVLink through NVSwitch, as in HGX/DGX 8-GPU boards) all of a
+GPU's links reach every peer; on a direct mesh (xGMI between OAMs: MI300X/MI325X/MI35x
+"fully connected 8-GPU node") only min(links, n-1) links lead to the n-1 peers.
+
+Per-step latency, with the two protocols NCCL/RCCL choose between (LL: 8-byte stores holding
+4 bytes of data and a 4-byte flag, so half the link rate, low latency; Simple: full rate,
+higher latency); the faster one is used per case. Values are the hardware latencies per ring
+step of the libraries' own tuning models (``hwLat``, ring row), see `STEP_LATENCY_US`.
+HBM traffic: the local buffer is read and the result written; received data is written to
+device memory and (allreduce, reducescatter) read again to reduce.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfmodel.errors import InputError
+from perfmodel.models.registry import Param, register
+from perfmodel.work import Launch, Work
+
+# (LL, Simple) microseconds per ring step: the hwLat "Ring" row of the libraries' tuning models.
+STEP_LATENCY_US = {
+    # NVIDIA/nccl src/graph/tuning.cc, hwLat[NCCL_HW_NVLINK] Ring {LL .6, LL128 1.9, Simple 3.4}
+    "nvlink": (0.6, 3.4),
+    # ROCm/rccl src/graph/tuning.cc, tuning_model_4 hwLat NVLINK (xGMI) Ring {LL 0.8, LL128 2.2,
+    # Simple 3.6}; which RCCL tuning model a given Instinct part selects was not checked
+    "xgmi": (0.8, 3.6),
+    # NVIDIA/nccl src/graph/tuning.cc, hwLat[NCCL_HW_PCI] Ring {LL 1.0, LL128 2.5, Simple 5.7}
+    "pcie": (1.0, 5.7),
+}
+LL_EFFICIENCY = 0.5  # LL protocol: 4 data bytes per 8-byte store (NCCL docs, protocol LL)
+
+PARAMS = [
+    Param("bytes", float, help="buffer size per rank in bytes (see the module doc for each collective)"),
+    Param("ranks", int, help="GPUs taking part"),
+    Param("algo", str, "auto", choices=("auto", "ring", "oneshot"), help="algorithm"),
+]
+
+
+def fabric(arch, ranks: float) -> dict:
+    """The link a collective over ``ranks`` GPUs uses: name, kind, links used, B/s per direction."""
+    links = arch.tree.get("interconnect") or []
+    if not links:
+        raise InputError(f"{arch.key} has no `interconnect:` section in its archspec; collectives need one", key="arch")
+    gpu = [x for x in links if not x["name"].lower().startswith("pcie")]
+    if ranks > 2:
+        gpu = [x for x in gpu if not x["name"].lower().startswith("in-package")] or gpu
+    entry = (gpu or links)[0]
+    name = entry["name"]
+    low = name.lower()
+    kind = "nvlink" if "nvlink" in low else ("pcie" if low.startswith("pcie") else "xgmi")
+    n_links = entry["links"].value
+    switched = kind == "nvlink"  # NVLink ports go to NVSwitch chips on 8-GPU boards
+    per_dir = entry["bandwidth"].value / 2.0  # archspec rates are bidirectional
+    if kind == "pcie":
+        used = 1.0
+    elif switched:
+        used = n_links
+    else:
+        used = min(n_links, max(ranks - 1.0, 1.0))
+    return {"name": name, "kind": kind, "links": n_links, "used": used, "per_direction": per_dir, "switched": switched}
+
+
+def _best(steps, nbytes, bw, lat):
+    """(seconds, latency part) of the faster protocol: LL (half rate) or Simple."""
+    ll_lat, simple_lat = (x * 1e-6 for x in lat)
+    t_ll = steps * ll_lat + nbytes / (bw * LL_EFFICIENCY)
+    t_simple = steps * simple_lat + nbytes / bw
+    use_ll = t_ll < t_simple
+    return np.where(use_ll, t_ll, t_simple), np.where(use_ll, steps * ll_lat, steps * simple_lat)
+
+
+def collective_work(kind: str, p: dict, arch) -> Work:
+    s = np.asarray(p["bytes"], dtype=float)
+    n = np.asarray(p["ranks"], dtype=float)
+    algo = p.get("algo", "auto")
+    s, n = np.broadcast_arrays(s, n)
+    work = Work()
+    if np.all(n <= 1):
+        work.notes.append(f"{kind}: 1 rank, nothing to exchange")
+    ranks_max = float(np.max(n))
+    f = fabric(arch, ranks_max)
+    bw = f["used"] * f["per_direction"]
+    lat = STEP_LATENCY_US[f["kind"]]
+    one = np.where(n > 1, 1.0, 0.0)
+    if kind == "allreduce":
+        ring = _best(2.0 * (n - 1.0), 2.0 * (n - 1.0) / n * s, bw, lat)
+        shot = _best(one, (n - 1.0) * s, bw, lat)
+        recv_ring, recv_shot = 2.0 * (n - 1.0) / n * s, (n - 1.0) * s
+    elif kind == "allgather":
+        ring = _best(n - 1.0, (n - 1.0) / n * s, bw, lat)
+        shot = _best(one, (n - 1.0) / n * s, bw, lat)
+        recv_ring = recv_shot = (n - 1.0) / n * s
+    elif kind == "reducescatter":
+        ring = _best(n - 1.0, (n - 1.0) / n * s, bw, lat)
+        shot = _best(one, (n - 1.0) / n * s, bw, lat)
+        recv_ring = recv_shot = (n - 1.0) / n * s
+    elif kind == "alltoall":
+        ring = shot = _best(one, (n - 1.0) / n * s, bw, lat)
+        recv_ring = recv_shot = (n - 1.0) / n * s
+    else:  # pragma: no cover - registration lists the kinds
+        raise AssertionError(kind)
+    if algo == "ring":
+        pick = np.zeros(s.shape, dtype=bool)
+    elif algo == "oneshot":
+        pick = np.ones(s.shape, dtype=bool)
+    else:
+        pick = shot[0] < ring[0]
+    t = np.where(pick, shot[0], ring[0])
+    t_lat = np.where(pick, shot[1], ring[1])
+    recv = np.where(pick, recv_shot, recv_ring)
+    work.timed["memory:link"] = t
+    work.timed_latency["memory:link"] = t_lat
+    reduce_reads = recv if kind in ("allreduce", "reducescatter") else 0.0
+    out = s if kind != "reducescatter" else s / np.maximum(n, 1.0)
+    work.add_bytes(arch.memory_level, read=s + reduce_reads, write=out + recv)
+    if kind in ("allreduce", "reducescatter"):
+        work.add_flops("valu", "fp32", recv / 2.0)  # one add per received element (2-byte dtypes)
+    work.launch = Launch(grid=arch.cus, workgroup_size=256)
+    algos = "one-shot" if np.all(pick) else ("ring" if not np.any(pick) else "ring/one-shot")
+    work.notes.append(
+        f"{kind}: {algos} over {f['name']} ({f['used']:g} of {f['links']:g} links x "
+        f"{f['per_direction'] / 1e9:g} GB/s per direction{', switched' if f['switched'] else ''})"
+    )
+    return work
+
+
+def _make(kind: str, doc: str):
+    @register(kind, params=PARAMS, doc=doc, default_dtype="bf16")
+    def model(p: dict, arch, dtype: str) -> Work:
+        return collective_work(kind, p, arch)
+
+    model.__name__ = kind
+    return model
+
+
+allreduce = _make("allreduce", "All-reduce of `bytes` per rank over the archspec interconnect (ring / one-shot)")
+allgather = _make("allgather", "All-gather into `bytes` per rank (ring / direct)")
+reducescatter = _make("reducescatter", "Reduce-scatter of `bytes` per rank (ring / direct)")
+alltoall = _make("alltoall", "All-to-all of a `bytes` send buffer per rank (pairwise direct)")

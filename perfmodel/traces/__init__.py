@@ -1,0 +1,28 @@
+"""Real profiler traces: torch.profiler chrome traces (``.json`` / ``.json.gz``) read, kernels
+joined to their aten ops, identified, predicted and compared, weighted by GPU time.
+
+The hook for `perfmodel validate` (and the readers' format table): `detect(path)` says whether a
+path is such a trace, `render(path, ...)` returns the rendered report.
+"""
+
+from __future__ import annotations
+
+
+def detect(path) -> bool:
+    from perfmodel.traces.chrome import is_chrome_trace
+
+    return is_chrome_trace(path)
+
+
+def validate_trace(path, arch=None, manifest=None, dtype="bf16"):
+    from perfmodel.traces.report import validate_trace as _v
+
+    return _v(path, arch=arch, manifest=manifest, dtype=dtype)
+
+
+def render(path, arch=None, manifest=None, fmt: str = "table", top: int | None = 30) -> tuple[str, int]:
+    """(rendered report, number of kernel rows) for the chrome trace at ``path``."""
+    from perfmodel.traces.report import render_trace_report
+
+    rep = validate_trace(path, arch=arch, manifest=manifest)
+    return render_trace_report(rep, fmt, top), len(rep.rows)

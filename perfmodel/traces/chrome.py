@@ -1,0 +1,194 @@
+"""torch.profiler (Kineto) chrome traces: GPU kernels joined to the aten op that launched them.
+
+A trace is a JSON object with ``traceEvents``: ``cat: "kernel"`` events (name, ``dur`` in us,
+``args``: ``External id``, ``correlation``, ``grid``, ``block``, ``stream``) and ``cat: "cpu_op"``
+events (name ``aten::mm``, ``args``: ``External id``, ``Input Dims``, ``Input type``,
+``Concrete Inputs`` when recorded with ``record_shapes=True``). A kernel's op is the cpu_op with
+the same External id; several nested ops may share one id (``aten::linear`` > ``aten::addmm``):
+the innermost (latest-starting) is taken. Where a kernel has no External id, the runtime launch
+event (``cat: "cuda_runtime"``) with the same ``correlation`` gives it, as the ``ac2g`` flow does.
+
+``.json.gz`` is read through gzip; the file is parsed once (json) and only the kernel and op
+events are kept.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from perfmodel.errors import InputError
+from perfmodel.frontend.opmap import OpRecord
+
+
+@dataclass
+class Kernel:
+    name: str
+    dur_us: float
+    ts: float
+    grid: tuple | None = None
+    block: tuple | None = None
+    ext_id: int | None = None
+    correlation: int | None = None
+    stream: int | None = None
+
+
+@dataclass
+class ChromeTrace:
+    path: str
+    kernels: list[Kernel]
+    ops: dict[int, OpRecord]  # External id -> innermost op with shapes
+    op_names: dict[int, str]  # External id -> innermost op name (with or without shapes)
+    devices: list[dict] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    has_ops: bool = True  # False: a kernel-only trace (rocprofv3 JSON, a GPU-only capture)
+    format: str = "torch.profiler chrome trace"
+
+    @property
+    def gpu_time_us(self) -> float:
+        return sum(k.dur_us for k in self.kernels)
+
+
+def _open(path: Path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rt", encoding="utf-8") if magic == b"\x1f\x8b" else open(path, encoding="utf-8")
+
+
+def is_chrome_trace(path: str | Path) -> bool:
+    """True for a (gzipped) JSON file whose top-level object holds ``traceEvents``."""
+    p = Path(path)
+    if not p.is_file():
+        return False
+    try:
+        with _open(p) as f:
+            head = f.read(4096)
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+        return False
+    return '"traceEvents"' in head or '"rocprofiler-sdk-tool"' in head
+
+
+def _concrete(v: str):
+    s = (v or "").strip()
+    if s == "":
+        return None
+    if s in ("True", "False"):
+        return s == "True"
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    if s.startswith("[") and s.endswith("]"):
+        try:
+            return [int(x) if x.strip().lstrip("-").isdigit() else float(x) for x in s[1:-1].split(",") if x.strip()]
+        except ValueError:
+            return s
+    return s
+
+
+def op_record(ev: dict, index: int = 0) -> OpRecord | None:
+    """An `OpRecord` from a cpu_op event with ``Input Dims``; None without shapes."""
+    a = ev.get("args") or {}
+    dims = a.get("Input Dims")
+    if dims is None:
+        return None
+    types = a.get("Input type") or [""] * len(dims)
+    conc = a.get("Concrete Inputs") or [""] * len(dims)
+    inputs, dtypes, scalars = [], [], []
+    for i, d in enumerate(dims):
+        t = types[i] if i < len(types) else ""
+        c = conc[i] if i < len(conc) else ""
+        if t == "TensorList" or (isinstance(d, list) and d and isinstance(d[0], list)):
+            inputs.append([tuple(x) for x in d if isinstance(x, list)])
+            dtypes.append(None)
+            scalars.append(None)
+        elif isinstance(d, list) and (d or t not in ("", "Scalar", "ScalarList") and not c):
+            inputs.append(tuple(d) if t not in ("", "Scalar", "ScalarList") else None)
+            dtypes.append(t if t not in ("", "Scalar", "ScalarList") else None)
+            scalars.append(None if t not in ("", "Scalar", "ScalarList") else _concrete(c))
+        else:
+            inputs.append(None)
+            dtypes.append(None)
+            scalars.append(_concrete(c))
+    return OpRecord(op=ev.get("name", ""), inputs=inputs, dtypes=dtypes, scalars=scalars, index=index)
+
+
+def read_chrome_trace(path: str | Path) -> ChromeTrace:
+    p = Path(path)
+    where = str(p)
+    if not p.is_file():
+        raise InputError("no such file", where=where)
+    try:
+        with _open(p) as f:
+            data = json.load(f)
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise InputError(f"cannot read file ({e})", where=where) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"not JSON ({e}); expected a torch.profiler chrome trace", where=where) from None
+    if isinstance(data, dict) and "rocprofiler-sdk-tool" in data:
+        return _read_rocprofv3(data, where)
+    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
+        raise InputError("expected a JSON object with a `traceEvents` list (torch.profiler export_chrome_trace)", where=where, key="traceEvents")
+    kernels: list[Kernel] = []
+    ops: dict[int, tuple[float, OpRecord | None, str]] = {}
+    launch_ext: dict[int, int] = {}
+    for i, ev in enumerate(data["traceEvents"]):
+        if not isinstance(ev, dict):
+            continue
+        cat = ev.get("cat")
+        a = ev.get("args") or {}
+        if cat == "kernel":
+            g, b = a.get("grid"), a.get("block")
+            kernels.append(Kernel(
+                name=str(ev.get("name", "")), dur_us=float(ev.get("dur", 0.0) or 0.0), ts=float(ev.get("ts", 0.0) or 0.0),
+                grid=tuple(g) if isinstance(g, list) else None, block=tuple(b) if isinstance(b, list) else None,
+                ext_id=a.get("External id"), correlation=a.get("correlation"), stream=a.get("stream"),
+            ))
+        elif cat in ("cpu_op", "user_annotation") and "External id" in a:
+            eid = a["External id"]
+            ts = float(ev.get("ts", 0.0) or 0.0)
+            prev = ops.get(eid)
+            if prev is None or ts >= prev[0]:
+                ops[eid] = (ts, op_record(ev, i) if cat == "cpu_op" else None, str(ev.get("name", "")))
+        elif cat == "cuda_runtime" and "correlation" in a and "External id" in a:
+            launch_ext[a["correlation"]] = a["External id"]
+    for k in kernels:
+        if k.ext_id is None and k.correlation in launch_ext:
+            k.ext_id = launch_ext[k.correlation]
+    devs = data.get("deviceProperties") or []
+    has_ops = bool(ops)
+    return ChromeTrace(
+        path=where, kernels=kernels, ops={e: r for e, (_, r, _) in ops.items() if r is not None},
+        op_names={e: n for e, (_, _, n) in ops.items()}, devices=devs if isinstance(devs, list) else [],
+        meta={k: data.get(k) for k in ("record_shapes", "hip_runtime_version", "cuda_runtime_version") if k in data},
+        has_ops=has_ops,
+    )
+
+
+def _read_rocprofv3(data: dict, where: str) -> ChromeTrace:
+    """rocprofv3 ``--output-format json`` (rocprofiler-sdk-tool): kernel dispatches with names,
+    timestamps (ns) and geometry; no host ops, so no shapes."""
+    try:
+        tool = data["rocprofiler-sdk-tool"][0]
+        symbols = {k["kernel_id"]: (k.get("formatted_kernel_name") or k.get("kernel_name") or "") for k in tool["kernel_symbols"]}
+        dispatches = tool["buffer_records"]["kernel_dispatch"]
+    except (KeyError, IndexError, TypeError) as e:
+        raise InputError(f"rocprofv3 JSON without {e}; expected rocprofiler-sdk-tool[0].kernel_symbols and buffer_records.kernel_dispatch", where=where) from None
+    kernels = []
+    for d in dispatches:
+        info = d.get("dispatch_info", {})
+        g, b = info.get("grid_size", {}), info.get("workgroup_size", {})
+        kernels.append(Kernel(
+            name=symbols.get(info.get("kernel_id"), str(info.get("kernel_id"))),
+            dur_us=(d.get("end_timestamp", 0) - d.get("start_timestamp", 0)) / 1e3, ts=d.get("start_timestamp", 0) / 1e3,
+            grid=(g.get("x", 1), g.get("y", 1), g.get("z", 1)), block=(b.get("x", 1), b.get("y", 1), b.get("z", 1)),
+        ))
+    devs = [{"name": a.get("product_name", ""), "numSms": a.get("cu_count"), "gfx": a.get("name")} for a in tool.get("agents", []) if a.get("type") == 2]
+    return ChromeTrace(path=where, kernels=kernels, ops={}, op_names={}, devices=devs, has_ops=False, format="rocprofv3 JSON")

@@ -1,0 +1,241 @@
+"""Predicted vs measured for a torch.profiler trace, weighted by GPU time.
+
+Each GPU kernel is identified, in order, by
+1. its launching aten op with shapes -> case (the same rules as the model tracer, `frontend.opmap`);
+2. a manifest (``--cases``: kernel-name regex -> case, as for rocprof workloads);
+3. its name alone (`names.family`): the family is known but, without shapes, not the case.
+Kernels are grouped by (name, case); each group gets calls, measured total and mean, the
+prediction per call, efficiency = predicted / measured (1 = at the model's achievable roof) and
+the predicted bound: the term that limits the kernel in the model, i.e. where the gap to the
+hardware should be looked for, and ``achieved_of_limit``: that term's time over the measured time
+less launch (the fraction of the model's achievable rate for that term the kernel reached; a
+chrome trace has no counters, so the split of the gap between terms is not measured). Kernels that could not be predicted are listed with their share of
+GPU time and the precise reason (no launching op, op recorded without shapes, op without a model,
+unknown name).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from perfmodel.errors import InputError
+from perfmodel.traces.chrome import ChromeTrace, read_chrome_trace
+from perfmodel.traces.names import family
+
+ARCH_TOKENS = [
+    ("mi355x", r"MI355"), ("mi350x", r"MI350"), ("mi325x", r"MI325"), ("mi308x", r"MI308"), ("mi300a", r"MI300A"),
+    ("mi300x", r"MI300"), ("mi250x", r"MI250X"), ("mi250", r"MI250"), ("mi210", r"MI210"), ("mi100", r"MI100"),
+    ("h200", r"H200"), ("h100", r"H100"), ("a100", r"A100"),
+]
+
+
+def detect_arch(tr: ChromeTrace) -> tuple[str | None, str]:
+    """Arch key from ``deviceProperties`` (name, else gfx major/minor + CU count)."""
+    for d in tr.devices:
+        name = str(d.get("name", ""))
+        for key, tok in ARCH_TOKENS:
+            if re.search(tok, name, re.I):
+                return key, f"deviceProperties name '{name}'"
+    return _by_geometry(tr)
+
+
+def _by_geometry(tr: ChromeTrace) -> tuple[str | None, str]:
+    found = []
+    for d in tr.devices:  # e.g. an MI250 GCD reporting "AMD Radeon Graphics": match gfx9.0 + CU count
+        cus, major, minor = d.get("numSms"), d.get("computeMajor"), d.get("computeMinor")
+        if cus is None:
+            continue
+        from perfmodel.arch import arch_keys, load_arch
+
+        for key in arch_keys():
+            a = load_arch(key)
+            gfx = a.gfx.replace("gfx", "")
+            if a.cus == cus and major is not None and gfx.startswith(f"{major}{minor or 0}") and a.kind != "radeon":
+                found.append((key, a.gfx))
+        if found:
+            also = f"; also matches {', '.join(k for k, _ in found[1:])}: give --arch to choose" if len(found) > 1 else ""
+            return found[0][0], f"deviceProperties {cus} CUs, compute {major}.{minor} ({found[0][1]}){also}"
+    return None, "no device name in the trace"
+
+
+@dataclass
+class TraceReport:
+    path: str
+    arch: str
+    arch_source: str
+    rows: list[dict]  # one per (kernel name, case), sorted by measured total time
+    gpu_time_us: float
+    identified_us: float  # kernels with a prediction
+    named_us: float  # kernels whose family is known from the name (with or without a case)
+    reasons: dict[str, float]  # why not predicted -> GPU time (us)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identified_share(self) -> float:
+        return self.identified_us / self.gpu_time_us if self.gpu_time_us else 0.0
+
+    @property
+    def named_share(self) -> float:
+        return self.named_us / self.gpu_time_us if self.gpu_time_us else 0.0
+
+    def summary(self) -> dict:
+        return {
+            "trace": self.path, "arch": self.arch, "arch_from": self.arch_source, "kernels": sum(r["calls"] for r in self.rows),
+            "gpu_time_us": self.gpu_time_us, "identified_share": self.identified_share, "named_share": self.named_share,
+            "not_identified": {k: v / self.gpu_time_us for k, v in sorted(self.reasons.items(), key=lambda x: -x[1])} if self.gpu_time_us else {},
+        }
+
+
+def _short(name: str) -> str:
+    from perfmodel.validate.identify import short_name
+
+    return short_name(name, 60)
+
+
+def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "bf16") -> TraceReport:
+    """Read a chrome trace, identify its kernels, predict them on ``arch`` (default: the trace's)."""
+    from perfmodel.frontend.opmap import NO_KERNEL, to_case
+    from perfmodel.prediction import evaluate, normalize_all
+
+    tr = read_chrome_trace(path)
+    src = "--arch"
+    if arch is None:
+        arch, src = detect_arch(tr)
+        if arch is None:
+            raise InputError(f"cannot tell the GPU ({src}); give --arch", where=str(path), key="--arch")
+    if not tr.kernels:
+        raise InputError("no GPU kernels (cat 'kernel') in this trace; was it recorded with CUDA/HIP activities?", where=str(path))
+    man = None
+    if manifest:
+        from perfmodel.validate.identify import load_manifest
+
+        man = load_manifest(manifest)
+    groups: dict[tuple, dict] = {}
+    reasons: dict[str, float] = {}
+    cases: list[dict] = []
+    case_index: dict[tuple, int] = {}
+    named_us = 0.0
+    for ki, k in enumerate(tr.kernels):
+        fam, detail = family(k.name)
+        case, why, op = None, None, None
+        if not tr.has_ops:
+            why = f"{tr.format} without host ops: kernel names only, no shapes"
+        elif k.ext_id is None:
+            why = "no External id: launched before the profiling window or replayed from a HIP/CUDA graph"
+        elif k.ext_id not in tr.op_names:
+            why = "External id with no cpu_op (library-internal launch)"
+        else:
+            op = tr.op_names[k.ext_id]
+            rec = tr.ops.get(k.ext_id)
+            if rec is None:
+                why = f"launching op {op} recorded without shapes"
+            else:
+                case, why = to_case(rec, dtype)
+                if why == NO_KERNEL:
+                    why = f"op {op} maps to no kernel"
+        if case is None and man is not None:
+            mc = _manifest_case(man, k, ki)
+            if mc is not None:
+                case, why = mc, None
+        if fam is not None or case is not None:
+            named_us += k.dur_us
+        if case is None:
+            reason = why or f"op {op}: no case"
+            if reason.startswith("aten::") or ": no kernel model" in reason:
+                reason = f"op without a model: {reason.split(':')[0]}::{reason.split('::')[1].split(':')[0]}" if "::" in reason else reason
+            if reason.endswith(")") and "(" in reason and "shapes not understood" not in reason:
+                reason = reason.split(" (")[0]
+            reasons[reason] = reasons.get(reason, 0.0) + k.dur_us
+        key_case = tuple(sorted((a, str(b)) for a, b in case.items())) if case else None
+        gk = (k.name, key_case, op)
+        g = groups.setdefault(gk, {"kernel_name": _short(k.name), "family": fam or "-", "op": op or "-", "case": case, "calls": 0,
+                                   "measured_total_us": 0.0, "detail": detail, "reason": None if case else reasons and reason})
+        g["calls"] += 1
+        g["measured_total_us"] += k.dur_us
+        if case is not None and key_case not in case_index:
+            case_index[key_case] = len(cases)
+            cases.append(case)
+    preds = evaluate(normalize_all(cases, [arch])) if cases else []
+    rows = []
+    identified = 0.0
+    total = tr.gpu_time_us
+    for (_, key_case, _), g in groups.items():
+        row = {"kernel_name": g["kernel_name"], "family": g["family"], "op": g["op"], "calls": g["calls"],
+               "measured_total_us": g["measured_total_us"], "share": g["measured_total_us"] / total if total else 0.0,
+               "measured_us": g["measured_total_us"] / g["calls"]}
+        if key_case is not None:
+            p = preds[case_index[key_case]].row()
+            row.update({"kernel": p["kernel"], "dtype": p["dtype"], "shape": p["shape"], "predicted_us": p["time_us"],
+                        "efficiency": p["time_us"] / row["measured_us"] if row["measured_us"] > 0 else None,
+                        "bound": p["bound"], "terms_us": p["terms_us"]})
+            # the limiting term of the model and the fraction of its rate the measurement implies
+            body = {t: v for t, v in p["terms_us"].items() if t != "launch"}
+            if body and row["measured_us"] > 0:
+                term = max(body, key=body.get)
+                launch = p["terms_us"].get("launch", 0.0)
+                row["limit_term"] = term
+                row["achieved_of_limit"] = body[term] / max(row["measured_us"] - launch, 1e-9)
+            identified += g["measured_total_us"]
+        else:
+            row.update({"kernel": None, "predicted_us": None, "efficiency": None, "bound": None, "why": g["reason"] or g["detail"]})
+            if g["detail"]:
+                row["detail"] = g["detail"]
+        rows.append(row)
+    rows.sort(key=lambda r: -r["measured_total_us"])
+    rep = TraceReport(path=str(path), arch=arch, arch_source=src, rows=rows, gpu_time_us=total, identified_us=identified,
+                      named_us=named_us, reasons=reasons)
+    return rep
+
+
+def _manifest_case(man, k, index: int) -> dict | None:
+    """The manifest's case for a kernel (``dispatch:`` counts kernels in trace order; ``{grid}``
+    is work-items, HIP's grid x block, where the trace records them)."""
+    from perfmodel.readers.records import Dispatch
+
+    grid = tuple(k.grid or (0, 0, 0))
+    block = tuple(k.block or (0, 0, 0))
+    d = Dispatch(index=index, kernel=k.name, grid=_prod(grid) * _prod(block), workgroup=_prod(block))
+    return man.case_for(d)
+
+
+def _prod(t) -> int:
+    out = 1
+    for x in t:
+        out *= int(x or 1)
+    return out
+
+
+def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 30) -> str:
+    from perfmodel.output import render
+
+    s = rep.summary()
+    if fmt in ("json",):
+        return render([{"summary": s, "kernels": rep.rows}], "json").strip()[1:-1].strip() + "\n"
+    if fmt == "jsonl":
+        return render(rep.rows, "jsonl")
+    cols = ["kernel_name", "family", "op", "calls", "measured_total_us", "share", "measured_us", "predicted_us", "efficiency", "bound",
+            "achieved_of_limit", "shape", "why"]
+    rows = []
+    for r in rep.rows[: top or None]:
+        t = {c: r.get(c) for c in cols}
+        if isinstance(t.get("shape"), dict):
+            t["shape"] = " ".join(f"{k}={v}" for k, v in t["shape"].items() if k not in ("batch", "layout") or v != 1 and v != "tn")
+        rows.append(t)
+    if fmt == "csv":
+        return render([{c: r.get(c) for c in cols} | {"shape": rr.get("shape")} for r, rr in zip(rep.rows, rows + [{}] * len(rep.rows), strict=False)], "csv", columns=cols)
+    head = (f"{rep.path}\narch {rep.arch} ({rep.arch_source}); {s['kernels']} kernels, {rep.gpu_time_us:,.1f} us of GPU time; "
+            f"predicted (identified with a case): {rep.identified_share:.1%}; family known from the name: {rep.named_share:.1%}\n")
+    text = head + "\n" + render(rows, fmt, columns=cols, title=f"kernels by total time (top {min(len(rep.rows), top or len(rep.rows))} of {len(rep.rows)})")
+    fam: dict[str, dict] = {}
+    for r in rep.rows:
+        f = fam.setdefault(r["family"], {"family": r["family"], "kernels": 0, "share": 0.0, "predicted_share": 0.0})
+        f["kernels"] += r["calls"]
+        f["share"] += r["share"]
+        if r.get("predicted_us") is not None:
+            f["predicted_share"] += r["share"]
+    text += "\n" + render(sorted(fam.values(), key=lambda f: -f["share"]), fmt, title="GPU time by kernel family")
+    if rep.reasons:
+        why = [{"why not predicted": k, "share": v / rep.gpu_time_us, "time_us": v} for k, v in sorted(rep.reasons.items(), key=lambda x: -x[1])]
+        text += "\n" + render(why, fmt, title="unidentified GPU time")
+    return text

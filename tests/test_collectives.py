@@ -1,0 +1,79 @@
+"""Collective kernels: time from the archspec's interconnect, ring vs one-shot, latency floor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+import perfmodel
+from perfmodel.errors import InputError
+from perfmodel.models.collectives import STEP_LATENCY_US, fabric
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _one(kernel, arch="mi300x", **kw):
+    return perfmodel.predict(kernel, arch, **kw).rows[0]
+
+
+def _arch_with_links(tmp_path, factor: float, links: int | None = None) -> str:
+    """mi300x.yaml with its xGMI per-link bandwidth scaled (and optionally another link count)."""
+    data = yaml.safe_load((ROOT / "archspecs" / "mi300x.yaml").read_text())
+    ic = data["interconnect"][0]
+    ic["bandwidth"]["value"] *= factor
+    if links is not None:
+        ic["links"]["value"] = links
+    p = tmp_path / f"mi300x-links-{factor}-{links}.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return str(p)
+
+
+def test_large_allreduce_is_link_bound_and_follows_the_textbook_ring():
+    r = _one("allreduce", bytes=256 * 2**20, ranks=8)
+    assert r["bound"] == "memory:link"
+    f = fabric(perfmodel.load_arch("mi300x"), 8)
+    assert f["used"] == 7 and f["per_direction"] == pytest.approx(64e9)  # 128 GB/s bidirectional per link
+    s, n = 256 * 2**20, 8
+    bw_s = 2 * (n - 1) / n * s / (7 * 64e9)
+    lat_s = 2 * (n - 1) * STEP_LATENCY_US["xgmi"][1] * 1e-6
+    assert r["terms_us"]["memory:link"] == pytest.approx((bw_s + lat_s) * 1e6, rel=1e-9)
+
+
+def test_allreduce_time_scales_with_the_archspec_link_bandwidth(tmp_path):
+    base = _one("allreduce", bytes=256 * 2**20, ranks=8, algo="ring")
+    double = _one("allreduce", arch=_arch_with_links(tmp_path, 2.0), bytes=256 * 2**20, ranks=8, algo="ring")
+    lat = 2 * 7 * STEP_LATENCY_US["xgmi"][1]
+    # the bandwidth part halves, the per-step latency stays
+    assert double["terms_us"]["memory:link"] - lat == pytest.approx((base["terms_us"]["memory:link"] - lat) / 2, rel=1e-9)
+    fewer = _one("allreduce", arch=_arch_with_links(tmp_path, 1.0, links=3), bytes=256 * 2**20, ranks=8, algo="ring")
+    assert fewer["terms_us"]["memory:link"] - lat == pytest.approx((base["terms_us"]["memory:link"] - lat) * 7 / 3, rel=1e-9)
+
+
+def test_small_messages_take_one_shot_and_are_latency_or_launch_bound():
+    small = _one("allreduce", bytes=32 * 1024, ranks=8)
+    assert "one-shot" in small["notes"]
+    assert small["bound"] in ("latency", "launch")
+    ring = _one("allreduce", bytes=32 * 1024, ranks=8, algo="ring")
+    assert ring["time_us"] > small["time_us"]
+
+
+def test_nvlink_is_switched_and_uses_all_links():
+    f = fabric(perfmodel.load_arch("h100"), 4)
+    assert f["switched"] and f["used"] == 18 and f["per_direction"] == pytest.approx(25e9)
+    g = fabric(perfmodel.load_arch("mi300x"), 4)
+    assert not g["switched"] and g["used"] == 3  # a direct mesh: one link per peer
+
+
+def test_collective_kinds_and_one_rank():
+    for k in ("allgather", "reducescatter", "alltoall"):
+        r = _one(k, bytes=64 * 2**20, ranks=8)
+        assert r["time_us"] > 0 and "memory:link" in r["terms_us"]
+    one = _one("allreduce", bytes=2**20, ranks=1)
+    assert one["terms_us"]["memory:link"] == 0
+
+
+def test_arch_without_interconnect_is_an_input_error():
+    with pytest.raises(InputError, match="interconnect"):
+        _one("allreduce", arch="mi300a", bytes=2**20, ranks=8)

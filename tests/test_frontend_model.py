@@ -1,0 +1,207 @@
+"""`perfmodel model`: the acceptance checks on built-in configs, config.json input, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from perfmodel.cli.main import cli
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTRACT = ("arch", "kernel", "time_us", "bound", "flops", "bytes", "tflops", "ai")
+
+
+def run(args):
+    return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def decode_8b():
+    r = run(["model", "llama3-8b", "--arch", "mi300x", "--phase", "decode", "--batch", "1", "--kv-len", "4096", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+def test_decode_rows_follow_the_contract_and_sum_to_the_total(decode_8b):
+    ops = decode_8b["ops"]
+    assert len(ops) > 32 * 8  # every layer's ops, one row each
+    for row in ops:
+        for k in (*CONTRACT, "op", "module"):
+            assert k in row, k
+    total = decode_8b["totals"][0]
+    assert total["total_us"] == pytest.approx(sum(r["time_us"] for r in ops), rel=1e-12)
+    assert total["decode_us_per_token"] == total["total_us"]
+    assert decode_8b["unsupported"] == []
+    mods = {r["module"] for r in ops}
+    assert "layers.31.mlp.down_proj" in mods and "lm_head" in mods
+    attn = [r for r in ops if r["kernel"] == "attention"]
+    assert len(attn) == 32 and all(r["shape"]["seq_kv"] == 4097 and r["shape"]["seq_q"] == 1 for r in attn)
+
+
+def test_decode_is_within_1_5x_of_streaming_weights_and_kv(decode_8b):
+    """time >= (weights + KV cache) / measured HBM ceiling, and <= 1.5x of it (MI300X)."""
+    import perfmodel
+
+    arch = perfmodel.load_arch("mi300x")
+    hbm = arch.achievable_bandwidth("hbm").value
+    # bytes recomputed from the config, independent of the model builder
+    h, inter, layers, vocab, kvh, d = 4096, 14336, 32, 128256, 8, 128
+    weights = (layers * (h * (32 + 2 * kvh) * d + 32 * d * h + 3 * h * inter) + h * vocab) * 2
+    kv = layers * 2 * kvh * 4097 * d * 2
+    bound_us = (weights + kv) / hbm * 1e6
+    t = decode_8b["totals"][0]
+    assert t["stream_bound_us"] == pytest.approx(bound_us, rel=1e-9)
+    assert bound_us <= t["decode_us_per_token"] <= 1.5 * bound_us
+
+
+def test_tp8_prefill_has_allreduces_that_follow_the_archspec_links(tmp_path):
+    args = ["model", "llama3-70b", "--tp", "8", "--phase", "prefill", "--tokens", "2048", "--format", "jsonl"]
+    r = run([*args, "--arch", "mi300x"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in r.output.splitlines()]
+    ar = [x for x in rows if x["kernel"] == "allreduce"]
+    assert len(ar) == 2 * 80  # after attention and after the MLP of every layer
+    assert all(x["shape"] == {"bytes": 2048 * 8192 * 2, "ranks": 8, "algo": "auto"} for x in ar)
+    assert all(x["bound"] == "memory:link" for x in ar)
+    gemm = [x for x in rows if x["module"] == "layers.0.self_attn.qkv_proj"][0]
+    assert gemm["shape"]["n"] == (64 + 2 * 8) * 128 // 8  # heads and KV heads sharded over 8 ranks
+    # twice the per-link bandwidth in the archspec: the bandwidth part of each all-reduce halves
+    data = yaml.safe_load((ROOT / "archspecs" / "mi300x.yaml").read_text())
+    data["interconnect"][0]["bandwidth"]["value"] *= 2
+    fast = tmp_path / "mi300x-fast-links.yaml"
+    fast.write_text(yaml.safe_dump(data))
+    r2 = run([*args, "--arch", str(fast)])
+    ar2 = [json.loads(x) for x in r2.output.splitlines() if '"allreduce"' in x]
+    from perfmodel.models.collectives import STEP_LATENCY_US
+
+    lat = 2 * 7 * STEP_LATENCY_US["xgmi"][1]
+    assert ar2[0]["terms_us"]["memory:link"] - lat == pytest.approx((ar[0]["terms_us"]["memory:link"] - lat) / 2, rel=1e-9)
+
+
+def test_side_by_side_archs_and_table(tmp_path):
+    r = run(["model", "llama3-8b", "--arch", "mi300x,mi355x,h100", "--phase", "decode", "--kv-len", "1024", "-o", str(tmp_path / "l.png")])
+    assert r.exit_code == 0, r.output
+    for a in ("mi300x", "mi355x", "h100"):
+        assert a in r.output
+    assert (tmp_path / "l.png").stat().st_size > 0 and (tmp_path / "l-roofline.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["mixtral-8x7b", "--phase", "decode", "--batch", "8", "--kv-len", "1024", "--ep", "8"],
+        ["deepseek-v3", "--phase", "decode", "--batch", "16", "--kv-len", "2048", "--tp", "8"],
+        ["deepseek-v3", "--phase", "prefill", "--tokens", "512", "--tp", "8"],
+        ["qwen2.5-7b", "--phase", "decode", "--kv-len", "512", "--paged", "--block-size", "16", "--engine", "eager"],
+        ["deepseek-v3", "--phase", "decode", "--batch", "32", "--kv-len", "1024", "--tp", "8", "--dtype", "fp8"],
+    ],
+)
+def test_other_builtin_models(args):
+    r = run(["model", *args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    kernels = {x["kernel"] for x in d["ops"]}
+    assert d["unsupported"] == [] and d["totals"][0]["total_us"] > 0
+    if "--ep" in args:
+        assert {"moe", "alltoall"} <= kernels
+    if "deepseek-v3" in args:
+        assert "moe" in kernels and "allreduce" in kernels
+        attn = [x for x in d["ops"] if x["kernel"] == "attention"][0]["shape"]
+        # MLA: decode attends over the latent cache (one KV head of 512 + 64), prefill expands heads of 192
+        assert (attn["kv_heads"], attn["head_dim"]) == ((1, 576) if "decode" in args else (16, 192))
+    if "fp8" in args:
+        assert {x["dtype"] for x in d["ops"] if x["kernel"] not in ("allreduce", "alltoall")} == {"fp8"}
+    if "--paged" in args:
+        assert all(x["shape"]["paged"] for x in d["ops"] if x["kernel"] == "attention")
+
+
+def test_hf_config_json_and_fused_flag(tmp_path):
+    cfg = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
+           "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000, "torch_dtype": "float16"}
+    p = tmp_path / "tiny" / "config.json"
+    p.parent.mkdir()
+    p.write_text(json.dumps(cfg))
+    r = run(["model", str(p), "--phase", "prefill", "--tokens", "128", "--engine", "eager", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["meta"]["model"] == "tiny" and d["meta"]["dtype"] == "fp16"
+    assert {x["layer"] for x in d["ops"]} >= {"layers.0", "layers.3", "embed_tokens", "lm_head"}
+    r2 = run(["model", str(p), "--phase", "prefill", "--tokens", "128", "--engine", "eager", "--fused", "--format", "json"])
+    d2 = json.loads(r2.output)
+    assert len(d2["ops"]) < len(d["ops"]) and any(x["op"].startswith("fused(") for x in d2["ops"])
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["llama9-8b"], ["unknown model 'llama9-8b'", "llama3-8b"]),
+        (["llama3-8b", "--tp", "3"], ["--tp", "not divisible by tp=3"]),
+        (["mixtral-8x7b", "--ep", "3"], ["--ep", "8 experts"]),
+        (["llama3-8b", "--ep", "2"], ["--ep", "no experts"]),
+        (["llama3-8b", "--dtype", "fp12"], ["--dtype", "fp12"]),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, words):
+    r = CliRunner().invoke(cli, ["model", *args])
+    assert r.exit_code == 2
+    line = r.output.strip()
+    assert line.startswith("error: ") and "\n" not in line and "Traceback" not in line
+    for w in words:
+        assert w in line
+
+
+def test_bad_config_json_names_the_file_and_key(tmp_path):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({"model_type": "llama", "hidden_size": 1024, "num_attention_heads": 16}))
+    r = CliRunner().invoke(cli, ["model", str(p), "-O", str(tmp_path / "out.json"), "--format", "json"])
+    assert r.exit_code == 2 and "config.json" in r.output and "num_hidden_layers" in r.output
+    assert not (tmp_path / "out.json").exists()
+    p.write_text("{not json")
+    r = CliRunner().invoke(cli, ["model", str(p)])
+    assert r.exit_code == 2 and "malformed JSON" in r.output
+
+
+def test_model_command_without_torch_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from perfmodel.cli.main import main\n"
+        "main(['model', 'llama3-8b'])\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.strip().startswith("error: ") and "perfmodel[torch]" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_table_csv_and_md_views():
+    base = ["model", "llama3-8b", "--phase", "decode", "--kv-len", "256", "--arch", "mi300x,h100"]
+    r = run([*base, "--layers"])
+    assert r.exit_code == 0 and "time per layer" in r.output and "layers.31" in r.output and "lm_head" in r.output
+    r = run([*base, "--format", "csv"])
+    lines = r.output.splitlines()
+    assert lines[0].startswith("arch,layer,module,op,kernel") and len(lines) == 1 + 2 * 323
+    r = run([*base, "--format", "md", "--ops"])
+    assert r.output.count("| mi300x |") == 323
+
+
+def test_deepseek_v2_lite_style_config_without_query_compression(tmp_path):
+    cfg = {"model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+           "num_hidden_layers": 3, "num_attention_heads": 16, "num_key_value_heads": 16, "n_routed_experts": 64,
+           "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1, "q_lora_rank": None,
+           "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    r = run(["model", str(p), "--phase", "decode", "--batch", "4", "--kv-len", "256", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    mods = {x["module"] for x in d["ops"]}
+    assert "layers.0.self_attn.q_proj" in mods and "layers.1.mlp" in mods
+    assert sum(1 for x in d["ops"] if x["kernel"] == "moe") == 2

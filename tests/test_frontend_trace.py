@@ -1,0 +1,123 @@
+"""The meta-device tracer and the op -> case rules on small hand-made modules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from perfmodel.frontend.opmap import OpRecord, to_case
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+
+class Block(nn.Module):
+    def __init__(self, d=64, h=4):
+        super().__init__()
+        self.h = h
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.out = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.norm(x)).view(b, s, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = self.out(o.transpose(1, 2).reshape(b, s, d))
+        return torch.cumsum(F.gelu(y) + x, dim=1)  # cumsum: a kernel op with no model
+
+
+def _trace(module, *inputs):
+    from perfmodel.frontend.trace import trace
+
+    return trace(module, *inputs)
+
+
+def test_sdpa_is_one_op_and_module_paths_are_kept():
+    with torch.device("meta"):
+        m = Block()
+    recs = _trace(m, torch.empty(2, 16, 64, device="meta"))
+    names = [r.op for r in recs]
+    assert names.count("aten::scaled_dot_product_attention") == 1
+    assert "aten::bmm" not in names and "aten::_softmax" not in names  # no decomposition recorded
+    mm = [r for r in recs if r.name in ("mm", "addmm")]
+    assert [r.module for r in mm] == ["qkv", "out"]
+    case, why = to_case(next(r for r in recs if r.name == "scaled_dot_product_attention"))
+    assert why is None
+    assert case == {"kernel": "attention", "batch": 2, "heads": 4, "kv_heads": 4, "seq_q": 16, "seq_kv": 16,
+                    "head_dim": 16, "causal": True, "dtype": "fp32"}
+    qkv, _ = to_case(mm[0])
+    assert qkv == {"kernel": "gemm", "m": 32, "n": 192, "k": 64, "batch": 1, "dtype": "fp32"}
+
+
+def test_analyze_lists_unsupported_ops_and_sums_only_predicted_ones():
+    import perfmodel
+
+    with torch.device("meta"):
+        m = Block()
+    a = perfmodel.analyze(m, torch.empty(2, 16, 64, device="meta"), arch=["mi300x", "h100"], dtype="bf16")
+    assert a.archs == ["mi300x", "h100"]
+    assert [u["op"] for u in a.unsupported] == ["aten::cumsum"]
+    assert "2x16x64" in a.unsupported[0]["shapes"]
+    for arch in a.archs:
+        rows = [r for r in a.rows if r["arch"] == arch]
+        assert {"op", "module", "layer", "time_us", "bound", "flops", "bytes", "share"} <= set(rows[0])
+        assert a.total_us(arch) == pytest.approx(sum(r["time_us"] for r in rows))
+        assert sum(r["share"] for r in rows) == pytest.approx(1.0)
+    kernels = {r["kernel"] for r in a.rows}
+    assert {"gemm", "attention", "layernorm", "elementwise"} <= kernels
+    assert a.no_kernel.get("view", 0) >= 1  # views are counted, not timed
+
+
+def test_real_weights_are_traced_on_a_meta_copy():
+    import perfmodel
+
+    m = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 8))
+    a = perfmodel.analyze(m, torch.randn(4, 32), arch="mi300x")
+    assert m[0].weight.device.type == "cpu"  # the caller's module is untouched
+    gemms = [r for r in a.rows if r["kernel"] == "gemm"]
+    assert [r["shape"]["n"] for r in gemms] == [32, 8]
+    assert [r["module"] for r in gemms] == ["0", "2"]
+
+
+def test_fused_merges_an_elementwise_chain():
+    from perfmodel.frontend.analysis import analyze_records
+
+    recs = [
+        OpRecord(op="aten::silu", module="mlp", inputs=[(8, 128)], dtypes=["torch.bfloat16"], outputs=[(8, 128)], out_dtype="torch.bfloat16"),
+        OpRecord(op="aten::mul", module="mlp", inputs=[(8, 128), (8, 128)], dtypes=["torch.bfloat16"] * 2, outputs=[(8, 128)], out_dtype="torch.bfloat16"),
+    ]
+    plain = analyze_records(recs, "mi300x")
+    fused = analyze_records(recs, "mi300x", fused=True)
+    assert len(plain.rows) == 2 and len(fused.rows) == 1
+    assert fused.rows[0]["op"] == "fused(silu+mul)"
+    assert fused.rows[0]["shape"]["reads"] == 2 and fused.rows[0]["shape"]["flops_per_element"] == 5
+    assert fused.total_us("mi300x") < plain.total_us("mi300x")
+
+
+def test_core_imports_and_predicts_without_torch():
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import perfmodel\n"
+        "r = perfmodel.predict('allreduce', 'mi300x', bytes=2**20, ranks=8)[0]\n"
+        "from perfmodel.frontend.opmap import to_case\n"
+        "import perfmodel.traces, perfmodel.frontend.config\n"
+        "print(r.bound, 'torch' in sys.modules and sys.modules['torch'] is not None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split()[-1] == "False"
+
+
+def test_an_all_unsupported_module_still_has_totals():
+    import perfmodel
+
+    class Only(nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, 0)
+
+    a = perfmodel.analyze(Only(), torch.empty(16, 16, device="meta"), arch=["mi300x", "h100"])
+    assert a.rows == [] and len(a.unsupported) == 1
+    assert [(t["arch"], t["total_us"], t["unsupported_ops"]) for t in a.totals()] == [("mi300x", 0, 1), ("h100", 0, 1)]

@@ -1,0 +1,184 @@
+"""torch.profiler chrome traces: the op/shape join on a trace recorded here (CPU), the kernel
+side and the time-weighted report on real GPU traces (tests/data/traces, origin in its README)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from perfmodel.cli.main import cli
+from perfmodel.errors import InputError
+from perfmodel.traces.chrome import is_chrome_trace, read_chrome_trace
+from perfmodel.traces.names import family
+from perfmodel.traces.report import validate_trace
+
+DATA = Path(__file__).resolve().parent / "data" / "traces"
+PREFILL = DATA / "sglang_Qwen3-8B_prefilldecode.json.gz"
+GRAPH = DATA / "sglang_Qwen3-8B_decode.json.gz"
+COMPILED = DATA / "torch_compile_triton.json.gz"
+MI250 = DATA / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+
+
+@pytest.fixture(scope="module")
+def cpu_trace(tmp_path_factory):
+    """A chrome trace recorded by torch.profiler on the CPU with record_shapes=True."""
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    model = torch.nn.Sequential(torch.nn.Linear(64, 96), torch.nn.GELU(), torch.nn.Linear(96, 32))
+    x = torch.randn(8, 64)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        model(x)
+        torch.softmax(x, dim=-1)
+    d = tmp_path_factory.mktemp("cpu")
+    path = d / "cpu_trace.json"
+    prof.export_chrome_trace(str(path))
+    gz = d / "cpu_trace.json.gz"
+    with open(path, "rb") as f, gzip.open(gz, "wb") as g:
+        shutil.copyfileobj(f, g)
+    return path, gz
+
+
+def test_cpu_trace_ops_join_to_cases(cpu_trace):
+    from perfmodel.frontend.opmap import to_case
+
+    for p in cpu_trace:
+        assert is_chrome_trace(p)
+        tr = read_chrome_trace(p)
+        cases = [to_case(r, "fp32")[0] for r in tr.ops.values()]
+        gemms = sorted({(c["m"], c["n"], c["k"]) for c in cases if c and c["kernel"] == "gemm"})  # linear and addmm
+        assert gemms == [(8, 32, 96), (8, 96, 64)]
+        assert any(c and c["kernel"] == "softmax" and (c["rows"], c["cols"]) == (8, 64) for c in cases)
+        assert all(c is None or c["dtype"] == "fp32" for c in cases)
+    with pytest.raises(InputError, match="no GPU kernels"):
+        validate_trace(cpu_trace[0], arch="mi300x")
+
+
+def test_real_mi300x_serving_trace_is_identified_and_predicted():
+    rep = validate_trace(PREFILL)
+    assert rep.arch == "mi300x" and "MI300X" in rep.arch_source
+    total = sum(r["measured_total_us"] for r in rep.rows)
+    assert rep.gpu_time_us == pytest.approx(total)
+    ident = sum(r["measured_total_us"] for r in rep.rows if r["predicted_us"] is not None)
+    assert rep.identified_share == pytest.approx(ident / total)
+    assert rep.identified_share >= 0.8  # the acceptance threshold, computed from the trace
+    top = rep.rows[0]
+    assert top["family"] == "gemm" and top["kernel"] == "gemm" and top["op"] == "aten::mm"
+    assert top["shape"]["m"] == 15360 and 0 < top["efficiency"] < 2
+    assert [r["measured_total_us"] for r in rep.rows] == sorted((r["measured_total_us"] for r in rep.rows), reverse=True)
+    attn = next(r for r in rep.rows if r["kernel"] == "attention")
+    assert attn["shape"]["paged"] is True and attn["shape"]["heads"] == 32 and attn["shape"]["kv_heads"] == 8
+
+
+def test_graph_replay_trace_says_why_it_is_not_identified():
+    rep = validate_trace(GRAPH)
+    assert rep.identified_share < 0.8
+    reason, share = next(iter(rep.summary()["not_identified"].items()))
+    assert "no External id" in reason and share > 0.9
+    assert rep.named_share > 0.9  # the names still give the families
+    fams = {r["family"] for r in rep.rows}
+    assert {"gemm", "attention"} <= fams
+
+
+def test_compiled_triton_trace_and_mi250_ambiguity():
+    rep = validate_trace(COMPILED)
+    assert rep.identified_share >= 0.8
+    assert any(r["op"].startswith("triton_") and r["kernel"] == "elementwise" for r in rep.rows)
+    auto = validate_trace(MI250)
+    assert "also matches mi250" in auto.arch_source  # gfx90a with 104 CUs: MI210 or one MI250 GCD
+    rep2 = validate_trace(MI250, arch="mi250")
+    assert rep2.arch == "mi250" and rep2.identified_share > 0.5
+    assert any("_foreach_add_" in k for k in rep2.reasons)
+
+
+def test_kernel_names():
+    assert family("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x256x32_MI16x16x1_SN_LDSB1") == ("gemm", "macro tile 128x256x32")
+    assert family("_ZN7ck_tile6kentryILi2ENS_38FmhaBatchPrefillWithPagedKVCacheKernel")[0] == "attention"
+    assert family("attn_fwd")[0] == "attention"
+    assert family("paged_attention_ll4mi_QKV_mfma16_kernel")[0] == "attention"
+    assert family("triton_poi_fused_add_3")[0] == "elementwise"
+    assert family("triton_red_fused_mean_pow_1")[0] == "reduction"
+    assert family("ncclDevKernel_Generic_1")[0] == "collective"
+    assert family("rotary_embedding_kernel<c10::BFloat16, true>")[0] == "elementwise"
+    assert family("mystery_kernel_42") == (None, "")
+
+
+def test_validate_cli_on_a_chrome_trace(tmp_path):
+    r = CliRunner().invoke(cli, ["validate", str(PREFILL), "--top", "5"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "predicted (identified with a case): 100.0%" in r.output or "predicted (identified with a case): 99" in r.output
+    out = tmp_path / "rep.json"
+    r = CliRunner().invoke(cli, ["validate", str(COMPILED), "-o", str(out)], catch_exceptions=False)
+    assert r.exit_code == 0
+    d = json.loads(out.read_text())
+    assert d["summary"]["arch"] == "mi300x" and d["kernels"][0]["measured_total_us"] > 0
+
+
+def test_bad_trace_files(tmp_path):
+    p = tmp_path / "t.json"
+    p.write_text('{"traceEvents": [')
+    r = CliRunner().invoke(cli, ["validate", str(p)])
+    assert r.exit_code == 2 and r.output.startswith("error: ") and "not JSON" in r.output
+    q = tmp_path / "nodev.json"
+    q.write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "dur": 1.0, "ts": 0, "args": {}}]}))
+    r = CliRunner().invoke(cli, ["validate", str(q)])
+    assert r.exit_code == 2 and "--arch" in r.output
+    r = CliRunner().invoke(cli, ["validate", str(q), "--arch", "mi300x"])
+    assert r.exit_code == 0 and "without host ops" in r.output
+
+
+def test_manifest_is_the_fallback_for_kernels_without_shapes(tmp_path):
+    """A HIP-graph decode: the user's manifest names the paged-attention kernel's case."""
+    m = tmp_path / "manifest.yaml"
+    m.write_text(
+        "kernels:\n"
+        "  - match: 'paged_attention_ll4mi'\n"
+        "    case: {kernel: attention, dtype: bf16, batch: 15, heads: 32, kv_heads: 8, seq_q: 1, seq_kv: 1040,"
+        " head_dim: 128, paged: true, block_size: 16}\n"
+    )
+    before = validate_trace(GRAPH)
+    after = validate_trace(GRAPH, manifest=str(m))
+    attn = [r for r in after.rows if r["kernel_name"].startswith("paged_attention_ll4mi")]
+    assert attn and all(r["kernel"] == "attention" and r["predicted_us"] > 0 for r in attn)
+    share = sum(r["share"] for r in attn)
+    assert after.identified_share == pytest.approx(before.identified_share + share)
+
+
+def test_rocprofv3_json_kernel_trace(tmp_path):
+    """rocprofv3 --output-format json: kernels by name and geometry, no host ops (the schema of
+    TraceLens tests/rocprof/908_results.json.gz, cut down to two dispatches)."""
+    doc = {"rocprofiler-sdk-tool": [{
+        "agents": [{"type": 1, "product_name": "EPYC"}, {"type": 2, "product_name": "AMD Instinct MI350X", "cu_count": 256, "name": "gfx950"}],
+        "kernel_symbols": [{"kernel_id": 8, "formatted_kernel_name": "Cijk_Alik_Bljk_BBS_BH_MT64x32x256_MI16x16x1"},
+                           {"kernel_id": 9, "formatted_kernel_name": "ncclDevKernel_Generic_1"}],
+        "buffer_records": {"kernel_dispatch": [
+            {"start_timestamp": 1000, "end_timestamp": 31000, "dispatch_info": {"kernel_id": 8, "grid_size": {"x": 4096, "y": 1, "z": 1}, "workgroup_size": {"x": 256, "y": 1, "z": 1}}},
+            {"start_timestamp": 40000, "end_timestamp": 50000, "dispatch_info": {"kernel_id": 9, "grid_size": {"x": 256, "y": 1, "z": 1}, "workgroup_size": {"x": 256, "y": 1, "z": 1}}},
+        ]},
+    }]}
+    p = tmp_path / "908_results.json.gz"
+    with gzip.open(p, "wt") as f:
+        json.dump(doc, f)
+    assert is_chrome_trace(p)
+    rep = validate_trace(p)
+    assert rep.arch == "mi350x" and rep.gpu_time_us == pytest.approx(40.0)
+    assert rep.identified_share == 0 and rep.named_share == 1
+    assert rep.rows[0]["family"] == "gemm" and rep.rows[0]["detail"] == "macro tile 64x32x256"
+    assert list(rep.reasons) == ["rocprofv3 JSON without host ops: kernel names only, no shapes"]
+
+
+def test_gzipped_rocprof_csv_reads_like_the_plain_file(tmp_path):
+    from perfmodel.readers import read_workload
+
+    src = Path(__file__).resolve().parent / "data" / "rocprof" / "rocprofiler-compute" / "tests_workloads_2024" / "vcopy" / "MI300X_A1" / "pmc_perf.csv"
+    gz = tmp_path / "pmc_perf.csv.gz"
+    with open(src, "rb") as f, gzip.open(gz, "wb") as g:
+        shutil.copyfileobj(f, g)
+    plain, zipped = read_workload(src), read_workload(gz)
+    assert len(zipped.dispatches) == len(plain.dispatches) > 0
+    assert zipped.dispatches[0].counters == plain.dispatches[0].counters
