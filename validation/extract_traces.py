@@ -110,7 +110,7 @@ def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
         n = prod(shapes[0])
         return {"kernel": "elementwise", "dtype": dt, "n": n, "reads": r, "writes": w, "flops_per_element": f}, {}, f"torch {name}"
     if name == "sgl_kernel::silu_and_mul":
-        out, inp = dims[0], dims[1]
+        out = dims[0]
         return ({"kernel": "elementwise", "dtype": dt, "n": prod(out), "reads": 2, "writes": 1, "flops_per_element": 1},
                 {"activation": "silu"}, "sgl_kernel silu(gate)*up: two halves of one input read, one output")
     return None
