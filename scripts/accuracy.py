@@ -115,7 +115,10 @@ def calibration_sources() -> dict:
                 acc[k] = acc.get(k, "") + " | " + v
     mm = {"gemm", "grouped_gemm", "attention", "moe", "conv2d"}
     constants = {
-        "matrix_efficiency": {"sources": {"S7": "AMD ROCm blog, Measuring Max-Achievable FLOPs part 2"}, "families": mm},
+        "matrix_efficiency": {
+            "sources": {"S7": "AMD ROCm blog, Measuring Max-Achievable FLOPs part 2"},
+            "families": mm,
+        },
         "matrix_fraction_of_peak": {"sources": compute, "families": mm},
         "bandwidth_efficiency": {"sources": bandwidth, "families": None},  # every family moves bytes
         "latency_ns": {"sources": {"S19": "te42kyfo/gpu-benches pointer chase"}, "families": None},
@@ -141,7 +144,14 @@ def standard_flops(case: dict) -> float | None:
     if k == "gemm":
         return 2.0 * case["m"] * case["n"] * case["k"] * case.get("batch", 1)
     if k == "attention":
-        f = 4.0 * case["batch"] * case["heads"] * case["seq_q"] * case.get("seq_kv", case["seq_q"]) * case["head_dim"]
+        f = (
+            4.0
+            * case["batch"]
+            * case["heads"]
+            * case["seq_q"]
+            * case.get("seq_kv", case["seq_q"])
+            * case["head_dim"]
+        )
         f *= 0.5 if case.get("causal") else 1.0
         return f * (2.5 if case.get("phase", "fwd") == "bwd" else 1.0)
     return None
@@ -203,7 +213,12 @@ def predict_points(pts: list[dict], cal: dict) -> list[dict]:
         r["naive_ratio"] = preds["shipped"].roofline_time_s / t_meas
         for m, p in preds.items():
             in_arch = m == "shipped" and source_matches(key, cal["per_arch"].get(e["arch"], {}))
-            r[m] = {"pred_us": p.time_s * 1e6, "ratio": p.time_s / t_meas, "bound": p.bound, "in_sample": in_const or in_arch}
+            r[m] = {
+                "pred_us": p.time_s * 1e6,
+                "ratio": p.time_s / t_meas,
+                "bound": p.bound,
+                "in_sample": in_const or in_arch,
+            }
         rows.append(r)
     return rows
 
@@ -234,10 +249,16 @@ def breakdowns(rows: list[dict], mode: str) -> dict:
             for r in sel:
                 groups[r[by]].append(r)
             d[by] = {
-                k: {"model": stats([r[mode]["ratio"] for r in g]), "naive": stats([r["naive_ratio"] for r in g])}
+                k: {
+                    "model": stats([r[mode]["ratio"] for r in g]),
+                    "naive": stats([r["naive_ratio"] for r in g]),
+                }
                 for k, g in sorted(groups.items())
             }
-        d["all"] = {"model": stats([r[mode]["ratio"] for r in sel]), "naive": stats([r["naive_ratio"] for r in sel])}
+        d["all"] = {
+            "model": stats([r[mode]["ratio"] for r in sel]),
+            "naive": stats([r["naive_ratio"] for r in sel]),
+        }
         out[split] = d
     return out
 
@@ -255,7 +276,9 @@ def coverage(rows: list[dict]) -> dict:
         "covered": tot[1],
         "approximate": tot[2],
         "coverage": round(tot[1] / tot[0], 4) if tot[0] else 0.0,
-        "by_family": {k: {"points": v[0], "covered": v[1], "approximate": v[2]} for k, v in sorted(fam.items())},
+        "by_family": {
+            k: {"points": v[0], "covered": v[1], "approximate": v[2]} for k, v in sorted(fam.items())
+        },
     }
 
 
@@ -267,7 +290,14 @@ def error_bands(rows: list[dict]) -> dict:
     def band(x):
         return [round(float(np.percentile(x, 10)), 3), round(float(np.percentile(x, 90)), 3)]
 
-    out = {"pooled": {"p10": band(pooled)[0], "p90": band(pooled)[1], "n": len(pooled), "basis": "pooled held-out"}}
+    out = {
+        "pooled": {
+            "p10": band(pooled)[0],
+            "p90": band(pooled)[1],
+            "n": len(pooled),
+            "basis": "pooled held-out",
+        }
+    }
     fams = sorted({r["family"] for r in rows})
     for f in fams:
         x = [r["shipped"]["ratio"] for r in held if r["family"] == f]
@@ -275,8 +305,11 @@ def error_bands(rows: list[dict]) -> dict:
             lo, hi = band(x)
             out[f] = {"p10": lo, "p90": hi, "n": len(x), "basis": "family held-out"}
         else:
-            out[f] = {**{k: out["pooled"][k] for k in ("p10", "p90")}, "n": len(x),
-                      "basis": f"pooled held-out (family has {len(x)} held-out points, fewer than {BAND_MIN_N})"}
+            out[f] = {
+                **{k: out["pooled"][k] for k in ("p10", "p90")},
+                "n": len(x),
+                "basis": f"pooled held-out (family has {len(x)} held-out points, fewer than {BAND_MIN_N})",
+            }
     return out
 
 
@@ -289,14 +322,16 @@ def loso(rows: list[dict], cal: dict) -> list[dict]:
         hit = [source_matches(str(r["source_key"]), c["sources"]) for r in sel]
         out_s = [r["first_principles"]["ratio"] for r, h in zip(sel, hit, strict=True) if not h]
         in_s = [r["first_principles"]["ratio"] for r, h in zip(sel, hit, strict=True) if h]
-        out.append({
-            "constant": name,
-            "sources": sorted(c["sources"]),
-            "families": "all" if fams is None else ", ".join(sorted(fams)),
-            "not_from_sources": stats(out_s),
-            "from_sources": stats(in_s),
-            "points_from_sources": sum(hit),
-        })
+        out.append(
+            {
+                "constant": name,
+                "sources": sorted(c["sources"]),
+                "families": "all" if fams is None else ", ".join(sorted(fams)),
+                "not_from_sources": stats(out_s),
+                "from_sources": stats(in_s),
+                "points_from_sources": sum(hit),
+            }
+        )
     return out
 
 
@@ -319,9 +354,16 @@ def compute(with_rocprof: bool = False) -> dict:
 def gate_figures(res: dict) -> dict:
     """The gated numbers: as-shipped held-out median/p90 per family and pooled, and coverage."""
     h = res["modes"]["shipped"]["held_out"]
-    fam = {k: {"n": v["model"]["n"], "median": v["model"]["median"], "p90": v["model"]["p90"]} for k, v in h["family"].items()}
+    fam = {
+        k: {"n": v["model"]["n"], "median": v["model"]["median"], "p90": v["model"]["p90"]}
+        for k, v in h["family"].items()
+    }
     a = h["all"]["model"]
-    return {"families": fam, "all": {"n": a["n"], "median": a["median"], "p90": a["p90"]}, "coverage": res["coverage"]["coverage"]}
+    return {
+        "families": fam,
+        "all": {"n": a["n"], "median": a["median"], "p90": a["p90"]},
+        "coverage": res["coverage"]["coverage"],
+    }
 
 
 # --- rocprof (reported, not gated) ------------------------------------------------------------
@@ -347,7 +389,9 @@ def rocprof_points() -> list[dict]:
             if not m or r.get("time_error") is None:
                 continue
             timed = not m.group(1).startswith(("int", "short"))  # no integer VALU rate in the specs
-            pts.append({"group": f"mixbench {v.arch.key}", "ratio": 1 + r["time_error"], "timed_fully": timed})
+            pts.append(
+                {"group": f"mixbench {v.arch.key}", "ratio": 1 + r["time_error"], "timed_fully": timed}
+            )
     for gpu, rel in VCOPY.items():
         path = _find(rel)
         if path is None:
@@ -371,12 +415,21 @@ def stat_cells(s: dict) -> str:
 
 
 def table(title: str, d: dict, by: str) -> list[str]:
-    out = [f"#### {title}", "", f"| {by} | n | median | p90 | bias | naive median | naive p90 | naive bias |", "|---|---|---|---|---|---|---|---|"]
+    out = [
+        f"#### {title}",
+        "",
+        f"| {by} | n | median | p90 | bias | naive median | naive p90 | naive bias |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for k, v in d[by].items():
         nv = v["naive"]
-        out.append(f"| {k} | {stat_cells(v['model'])} | {pct(nv.get('median'))} | {pct(nv.get('p90'))} | {nv.get('bias', 0):.2f} |")
+        out.append(
+            f"| {k} | {stat_cells(v['model'])} | {pct(nv.get('median'))} | {pct(nv.get('p90'))} | {nv.get('bias', 0):.2f} |"
+        )
     a = d["all"]
-    out.append(f"| **all** | {stat_cells(a['model'])} | {pct(a['naive'].get('median'))} | {pct(a['naive'].get('p90'))} | {a['naive'].get('bias', 0):.2f} |")
+    out.append(
+        f"| **all** | {stat_cells(a['model'])} | {pct(a['naive'].get('median'))} | {pct(a['naive'].get('p90'))} | {a['naive'].get('bias', 0):.2f} |"
+    )
     return out + [""]
 
 
@@ -424,12 +477,19 @@ def report(res: dict) -> list[str]:
     ]
     for f in sorted(counts):
         c = cov["by_family"][f]
-        L.append(f"| {f} | " + " | ".join(str(counts[f].get(a, 0)) for a in afs) + f" | {sum(counts[f].values())} | {c['covered']} |")
+        L.append(
+            f"| {f} | "
+            + " | ".join(str(counts[f].get(a, 0)) for a in afs)
+            + f" | {sum(counts[f].values())} | {c['covered']} |"
+        )
     L += ["", "| source | points |", "|---|---|"]
     for s, n in sorted(srcs.items(), key=lambda x: (-x[1], x[0])):
         L.append(f"| {s} | {n} |")
     L.append("")
-    for mode, title in (("shipped", "As shipped (per-GPU measured figures used)"), ("first_principles", "First principles (`first_principles=True`)")):
+    for mode, title in (
+        ("shipped", "As shipped (per-GPU measured figures used)"),
+        ("first_principles", "First principles (`first_principles=True`)"),
+    ):
         for split in ("held_out", "in_sample"):
             d = res["modes"][mode][split]
             L += [f"## {title}: {split.replace('_', '-')}", ""]
@@ -456,11 +516,19 @@ def report(res: dict) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for c in res["loso"]:
-        L.append(f"| {c['constant']} | {', '.join(c['sources'])} | {c['families']} | {stat_cells(c['not_from_sources']).replace(' | ', ' / ')} | {stat_cells(c['from_sources']).replace(' | ', ' / ')} |")
+        L.append(
+            f"| {c['constant']} | {', '.join(c['sources'])} | {c['families']} | {stat_cells(c['not_from_sources']).replace(' | ', ' / ')} | {stat_cells(c['from_sources']).replace(' | ', ' / ')} |"
+        )
     if res.get("rocprof"):
-        L += ["", "## rocprof kernels (`perfmodel validate`; reported, not gated)", "",
-              "Integer mixbench kernels are left out (the specs have no integer VALU rate).", "",
-              "| data | n | median | p90 | bias |", "|---|---|---|---|---|"]
+        L += [
+            "",
+            "## rocprof kernels (`perfmodel validate`; reported, not gated)",
+            "",
+            "Integer mixbench kernels are left out (the specs have no integer VALU rate).",
+            "",
+            "| data | n | median | p90 | bias |",
+            "|---|---|---|---|---|",
+        ]
         groups = defaultdict(list)
         for p in res["rocprof"]:
             if p["timed_fully"]:
@@ -470,15 +538,21 @@ def report(res: dict) -> list[str]:
     L += ["", "## Points not covered", ""]
     nc = [r for r in res["points"] if r["coverage"].startswith("not covered")]
     L += [f"- `{r['id']}` ({r['arch']}): {r['coverage']}" for r in nc] or ["- none"]
-    L += ["", "## Every point", "",
-          "| id | arch | scope | implementation | measured us | shipped ratio | in-sample | first-pr. ratio | naive ratio | bound |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
+    L += [
+        "",
+        "## Every point",
+        "",
+        "| id | arch | scope | implementation | measured us | shipped ratio | in-sample | first-pr. ratio | naive ratio | bound |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in res["points"]:
         if "shipped" not in r:
             continue
         s, f = r["shipped"], r["first_principles"]
-        L.append(f"| {r['id']} | {r['arch']} | {r['scope']} | {str(r['implementation'])[:40]} | {r['measured_us']:.4g} | "
-                 f"{s['ratio']:.2f} | {'yes' if s['in_sample'] else 'no'} | {f['ratio']:.2f} | {r['naive_ratio']:.2f} | {s['bound']} |")
+        L.append(
+            f"| {r['id']} | {r['arch']} | {r['scope']} | {str(r['implementation'])[:40]} | {r['measured_us']:.4g} | "
+            f"{s['ratio']:.2f} | {'yes' if s['in_sample'] else 'no'} | {f['ratio']:.2f} | {r['naive_ratio']:.2f} | {s['bound']} |"
+        )
     return L + [""]
 
 
@@ -490,8 +564,12 @@ def json_rows(rows: list[dict]) -> list[dict]:
             o["measured_us"] = round(r["measured_us"], 4)
             o["naive_ratio"] = round(r["naive_ratio"], 4)
             for m in MODES:
-                o[m] = {"pred_us": round(r[m]["pred_us"], 4), "ratio": round(r[m]["ratio"], 4), "in_sample": r[m]["in_sample"],
-                        "bound": r[m]["bound"]}
+                o[m] = {
+                    "pred_us": round(r[m]["pred_us"], 4),
+                    "ratio": round(r[m]["ratio"], 4),
+                    "in_sample": r[m]["in_sample"],
+                    "bound": r[m]["bound"],
+                }
             fam_band = None
             o["band"] = fam_band
         out.append(o)
@@ -510,8 +588,14 @@ def main(argv: list[str] | None = None) -> int:
     for o in rows:
         if "band" in o:
             b = bands.get(o["family"], bands["pooled"])
-            o["band"] = {"p10": b["p10"], "p90": b["p90"], "pred_us_range": [round(o["shipped"]["pred_us"] / b["p90"], 4),
-                                                                           round(o["shipped"]["pred_us"] / b["p10"], 4)]}
+            o["band"] = {
+                "p10": b["p10"],
+                "p90": b["p90"],
+                "pred_us_range": [
+                    round(o["shipped"]["pred_us"] / b["p90"], 4),
+                    round(o["shipped"]["pred_us"] / b["p10"], 4),
+                ],
+            }
     doc = {
         "generated_by": "scripts/accuracy.py",
         "gate": gate_figures(res),

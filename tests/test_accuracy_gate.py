@@ -47,4 +47,6 @@ def test_held_out_error_does_not_grow(figures, stat):
 def test_committed_json_matches_data(figures):
     """The committed figures were generated from the committed data (rerun the script if not)."""
     now, committed = figures
-    assert {k: v["n"] for k, v in now["families"].items()} == {k: v["n"] for k, v in committed["families"].items()}
+    assert {k: v["n"] for k, v in now["families"].items()} == {
+        k: v["n"] for k, v in committed["families"].items()
+    }

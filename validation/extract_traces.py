@@ -31,19 +31,40 @@ URL = {
 }
 # trace file (relative to TRACES) -> (arch key, source key, workload)
 FILES = {
-    "TraceLens/tests/traces/mi300/gaunernst_bert-small-uncased__1016001.json.gz": ("mi300x", "tracelens-mi300x-bert"),
-    "TraceLens/tests/traces/mi300/Falconsai_nsfw_image_detection__1016002.json.gz": ("mi300x", "tracelens-mi300x-vit"),
-    "TraceLens/tests/traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz": ("mi300x", "tracelens-mi300x-qwen"),
-    "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz": ("mi300x", "tracelens-mi300x-norm"),
+    "TraceLens/tests/traces/mi300/gaunernst_bert-small-uncased__1016001.json.gz": (
+        "mi300x",
+        "tracelens-mi300x-bert",
+    ),
+    "TraceLens/tests/traces/mi300/Falconsai_nsfw_image_detection__1016002.json.gz": (
+        "mi300x",
+        "tracelens-mi300x-vit",
+    ),
+    "TraceLens/tests/traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz": (
+        "mi300x",
+        "tracelens-mi300x-qwen",
+    ),
+    "TraceLens/tests/traces/perf_model/normalization/normalization_layer_test.json.gz": (
+        "mi300x",
+        "tracelens-mi300x-norm",
+    ),
     "TraceLens/tests/traces/torch_compile_triton/trace.json.gz": ("mi300x", "tracelens-mi300x-compile"),
     "TraceLens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz": (
         "mi300x",
         "tracelens-mi300x-sglang",
     ),
-    "TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz": ("h100", "tracelens-h100-bert"),
-    "TraceLens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz": ("h100", "tracelens-h100-vit"),
+    "TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz": (
+        "h100",
+        "tracelens-h100-bert",
+    ),
+    "TraceLens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz": (
+        "h100",
+        "tracelens-h100-vit",
+    ),
     "TraceLens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz": ("h100", "tracelens-h100-qwen"),
-    "HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz": ("mi250", "hta-mi250-toy"),
+    "HolisticTraceAnalysis/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz": (
+        "mi250",
+        "hta-mi250-toy",
+    ),
 }
 DTYPE = {"c10::BFloat16": "bf16", "float": "fp32", "c10::Half": "fp16", "double": "fp64"}
 ELEMENTWISE = {  # op -> (reads, writes, flops per element) for same-shape tensor operands
@@ -60,7 +81,11 @@ ELEMENTWISE = {  # op -> (reads, writes, flops per element) for same-shape tenso
 
 
 def tensor_dims(dims, types):
-    return [(d, DTYPE.get(t)) for d, t in zip(dims, types, strict=False) if isinstance(d, list) and d and t in DTYPE]
+    return [
+        (d, DTYPE.get(t))
+        for d, t in zip(dims, types, strict=False)
+        if isinstance(d, list) and d and t in DTYPE
+    ]
 
 
 def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
@@ -79,40 +104,80 @@ def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
         if len(a) != 2 or len(b) != 2 or a[1] != b[0]:
             return None
         extra = {"bias_epilogue": True} if name == "aten::addmm" else {}
-        return {"kernel": "gemm", "dtype": dt, "m": a[0], "n": b[1], "k": a[1]}, extra, "torch linear layer (A row-major, B = weight view)"
+        return (
+            {"kernel": "gemm", "dtype": dt, "m": a[0], "n": b[1], "k": a[1]},
+            extra,
+            "torch linear layer (A row-major, B = weight view)",
+        )
     if name == "aten::_flash_attention_forward":
         q, k = dims[0], dims[1]
         causal = len(conc) > 8 and conc[8] == "True"
-        case = {"kernel": "attention", "dtype": dt, "batch": q[0], "heads": q[2], "kv_heads": k[2], "seq_q": q[1],
-                "seq_kv": k[1], "head_dim": q[3], "causal": causal, "phase": "fwd"}
+        case = {
+            "kernel": "attention",
+            "dtype": dt,
+            "batch": q[0],
+            "heads": q[2],
+            "kv_heads": k[2],
+            "seq_q": q[1],
+            "seq_kv": k[1],
+            "head_dim": q[3],
+            "causal": causal,
+            "phase": "fwd",
+        }
         return case, {}, "PyTorch SDPA flash path (AOTriton on ROCm, FA2 on CUDA)"
     if name == "aten::native_layer_norm":
         x, norm = dims[0], dims[2] if len(dims) > 2 else None
         if not norm:
             return None
         cols = prod(norm)
-        return {"kernel": "layernorm", "dtype": dt, "rows": prod(x) // cols, "cols": cols}, {}, "torch layer_norm fwd"
+        return (
+            {"kernel": "layernorm", "dtype": dt, "rows": prod(x) // cols, "cols": cols},
+            {},
+            "torch layer_norm fwd",
+        )
     if name == "aiter::rmsnorm":
         x = dims[0]
         return {"kernel": "rmsnorm", "dtype": dt, "rows": x[0], "cols": x[1]}, {}, "aiter rmsnorm"
     if name == "aiter::add_rmsnorm":
         x = dims[0]
-        return {"kernel": "rmsnorm", "dtype": dt, "rows": x[0], "cols": x[1]}, {"fused_residual_add": True}, "aiter fused add+rmsnorm"
+        return (
+            {"kernel": "rmsnorm", "dtype": dt, "rows": x[0], "cols": x[1]},
+            {"fused_residual_add": True},
+            "aiter fused add+rmsnorm",
+        )
     if name.startswith("triton_red_fused") and "mean_mul_pow_rsqrt" in name and len(dims[0]) == 3:
         x = dims[0]
         extra = {"fused_residual_add": True} if "add" in name.split("mean")[0] else {}
-        return {"kernel": "rmsnorm", "dtype": dt, "rows": x[0] * x[1], "cols": x[2]}, extra, "torch.compile Triton rmsnorm"
+        return (
+            {"kernel": "rmsnorm", "dtype": dt, "rows": x[0] * x[1], "cols": x[2]},
+            extra,
+            "torch.compile Triton rmsnorm",
+        )
     if name in ELEMENTWISE:
         r, w, f = ELEMENTWISE[name]
         shapes = [d for d, _ in ts]
         if len(shapes) != r or any(s != shapes[0] for s in shapes):
             return None  # broadcasts / scalars: not a plain same-shape stream
         n = prod(shapes[0])
-        return {"kernel": "elementwise", "dtype": dt, "n": n, "reads": r, "writes": w, "flops_per_element": f}, {}, f"torch {name}"
+        return (
+            {"kernel": "elementwise", "dtype": dt, "n": n, "reads": r, "writes": w, "flops_per_element": f},
+            {},
+            f"torch {name}",
+        )
     if name == "sgl_kernel::silu_and_mul":
         out = dims[0]
-        return ({"kernel": "elementwise", "dtype": dt, "n": prod(out), "reads": 2, "writes": 1, "flops_per_element": 1},
-                {"activation": "silu"}, "sgl_kernel silu(gate)*up: two halves of one input read, one output")
+        return (
+            {
+                "kernel": "elementwise",
+                "dtype": dt,
+                "n": prod(out),
+                "reads": 2,
+                "writes": 1,
+                "flops_per_element": 1,
+            },
+            {"activation": "silu"},
+            "sgl_kernel silu(gate)*up: two halves of one input read, one output",
+        )
     return None
 
 
@@ -131,7 +196,12 @@ def extract(path: Path) -> dict:
     for xid, kernels in per_call.items():
         op = max(ops[xid], key=lambda o: o["ts"])  # innermost op of the call
         a = op["args"]
-        key = (op["name"], json.dumps(a.get("Input Dims")), json.dumps(a.get("Input type")), json.dumps(a.get("Concrete Inputs")))
+        key = (
+            op["name"],
+            json.dumps(a.get("Input Dims")),
+            json.dumps(a.get("Input type")),
+            json.dumps(a.get("Concrete Inputs")),
+        )
         groups[key].append((sum(k["dur"] for k in kernels), len(kernels), kernels[0]["name"]))
     return {"groups": groups, "ops": ops}
 
@@ -151,8 +221,14 @@ def main(argv=None) -> int:
         repo = rel.split("/")[0]
         url = URL[repo] + rel.split("/", 1)[1]
         for (name, dims, types, conc), calls in sorted(g.items()):
-            m = to_case(name, {"Input Dims": json.loads(dims), "Input type": json.loads(types),
-                               "Concrete Inputs": json.loads(conc)})
+            m = to_case(
+                name,
+                {
+                    "Input Dims": json.loads(dims),
+                    "Input type": json.loads(types),
+                    "Concrete Inputs": json.loads(conc),
+                },
+            )
             if m is None:
                 continue
             case, extra, note = m
@@ -162,14 +238,20 @@ def main(argv=None) -> int:
                 "id": f"{skey}:{name.split('::')[-1]}:{'x'.join(str(v) for k, v in case.items() if isinstance(v, int) and not isinstance(v, bool))}:{case['dtype']}",
                 "arch": arch,
                 "case": case,
-                "measured": {"time_us": round(statistics.median(durs), 3), "time_us_min": durs[0], "time_us_max": durs[-1], "calls": len(durs)},
+                "measured": {
+                    "time_us": round(statistics.median(durs), 3),
+                    "time_us_min": durs[0],
+                    "time_us_max": durs[-1],
+                    "calls": len(durs),
+                },
                 "scope": "kernel",
                 "implementation": calls[0][2][:90],
                 "source": url,
                 "source_key": skey,
                 "locator": f"torch.profiler trace: cpu_op {name} Input Dims {dims}; GPU kernel dur summed per call "
                 f"({'/'.join(map(str, nk))} kernel(s) per call), median over {len(durs)} calls",
-                "notes": note + "; trace is a test/education recording, not a tuned benchmark (TraceLens README)",
+                "notes": note
+                + "; trace is a test/education recording, not a tuned benchmark (TraceLens README)",
             }
             if extra:
                 entry["case_extra"] = extra
