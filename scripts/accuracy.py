@@ -180,10 +180,26 @@ def family(case: dict) -> str:
     return case["kernel"]
 
 
-def predict_points(pts: list[dict], cal: dict) -> list[dict]:
-    from perfmodel.prediction import evaluate, normalize_all
+def _evaluate(cases: list, first_principles: bool) -> list:
+    """Predictions of many validated cases: one batched call, per case if the batch fails."""
+    from perfmodel.prediction import evaluate
 
-    rows = []
+    try:
+        return evaluate(cases, first_principles=first_principles)
+    except Exception:
+        out = []
+        for c in cases:
+            try:
+                out.append(evaluate([c], first_principles=first_principles)[0])
+            except Exception as exc:  # noqa: BLE001 - reported as "not covered"
+                out.append(exc)
+        return out
+
+
+def predict_points(pts: list[dict], cal: dict) -> list[dict]:
+    from perfmodel.prediction import normalize_all
+
+    rows, todo = [], []
     for e in pts:
         r = {
             "id": e["id"],
@@ -195,33 +211,38 @@ def predict_points(pts: list[dict], cal: dict) -> list[dict]:
             "implementation": e.get("implementation"),
             "case": e["case"],
         }
+        rows.append(r)
         extras = set(e.get("case_extra") or {})
         if extras - APPROXIMATE_EXTRAS:
             r["coverage"] = "not covered: " + ", ".join(sorted(extras - APPROXIMATE_EXTRAS))
-            rows.append(r)
             continue
         try:
-            cases = normalize_all([dict(e["case"])], [e["arch"]])
-            preds = {m: evaluate(cases, first_principles=(m == "first_principles"))[0] for m in MODES}
+            case = normalize_all([dict(e["case"])], [e["arch"]])[0]
         except Exception as exc:  # the model cannot represent the case: counted, never dropped
             r["coverage"] = f"not covered: {type(exc).__name__}: {str(exc)[:120]}"
-            rows.append(r)
             continue
         r["coverage"] = "approximate" if extras else "covered"
-        t_meas = measured_time(e, preds["shipped"])
+        todo.append((e, r, case))
+    preds = {m: _evaluate([c for _, _, c in todo], m == "first_principles") for m in MODES}
+    for i, (e, r, _) in enumerate(todo):
+        p = {m: preds[m][i] for m in MODES}
+        bad = [x for x in p.values() if isinstance(x, Exception)]
+        if bad:
+            r["coverage"] = f"not covered: {type(bad[0]).__name__}: {str(bad[0])[:120]}"
+            continue
+        t_meas = measured_time(e, p["shipped"])
         key = str(r["source_key"])
         in_const = any(source_matches(key, c["sources"]) for c in cal["constants"].values())
         r["measured_us"] = t_meas * 1e6
-        r["naive_ratio"] = preds["shipped"].roofline_time_s / t_meas
-        for m, p in preds.items():
+        r["naive_ratio"] = p["shipped"].roofline_time_s / t_meas
+        for m, q in p.items():
             in_arch = m == "shipped" and source_matches(key, cal["per_arch"].get(e["arch"], {}))
             r[m] = {
-                "pred_us": p.time_s * 1e6,
-                "ratio": p.time_s / t_meas,
-                "bound": p.bound,
+                "pred_us": q.time_s * 1e6,
+                "ratio": q.time_s / t_meas,
+                "bound": q.bound,
                 "in_sample": in_const or in_arch,
             }
-        rows.append(r)
     return rows
 
 
