@@ -56,9 +56,17 @@ ARCH_FAMILY = {
 }  # fmt: skip
 # case_extra keys the model ignores but whose effect is small next to the kernel (a bias or
 # residual add fused into the epilogue, the activation of an elementwise op, an output dtype
-# wider or narrower than the inputs, a GPU variant the source does not name): covered approximately. Any other case_extra key (block-scaled fp8, an output dtype, paged KV, ...)
+# wider or narrower than the inputs, a GPU variant the source does not name, a paged KV cache
+# with blocks of >= 64 tokens, i.e. contiguous runs of >= 16 KiB): covered approximately. Any other case_extra key (block-scaled fp8, an output dtype, paged KV, ...)
 # makes the point "not covered".
-APPROXIMATE_EXTRAS = {"bias_epilogue", "fused_residual_add", "activation", "out_dtype", "sku_unverified"}
+APPROXIMATE_EXTRAS = {
+    "bias_epilogue",
+    "fused_residual_add",
+    "activation",
+    "out_dtype",
+    "sku_unverified",
+    "paged_kv_block",
+}
 MODES = ("shipped", "first_principles")
 BAND_MIN_N = 5
 
