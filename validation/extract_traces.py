@@ -48,6 +48,11 @@ FILES = {
         "tracelens-mi300x-norm",
     ),
     "TraceLens/tests/traces/torch_compile_triton/trace.json.gz": ("mi300x", "tracelens-mi300x-compile"),
+    "TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz": ("mi300x", "tracelens-mi300x-resnet"),
+    "TraceLens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz": (
+        "mi300x",
+        "tracelens-mi300x-resnet18",
+    ),
     "TraceLens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz": (
         "mi300x",
         "tracelens-mi300x-sglang",
@@ -109,6 +114,38 @@ def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
             extra,
             "torch linear layer (A row-major, B = weight view)",
         )
+    if name in ("aten::miopen_convolution", "aten::cudnn_convolution"):
+        # miopen: (input, weight, bias, padding, stride, dilation, groups, ...);
+        # cudnn: (input, weight, padding, stride, dilation, groups, ...)
+        off = 3 if name == "aten::miopen_convolution" else 2
+        x, wt = dims[0], dims[1]
+        try:
+            pad, stride, dil, groups = (json.loads(conc[off + i]) for i in range(4))
+        except (IndexError, ValueError):
+            return None
+        if (
+            len(x) != 4
+            or len(wt) != 4
+            or groups != 1
+            or dil != [1, 1]
+            or len(set(pad)) != 1
+            or len(set(stride)) != 1
+        ):
+            return None
+        case = {
+            "kernel": "conv2d",
+            "dtype": dt,
+            "n": x[0],
+            "c": x[1],
+            "h": x[2],
+            "w": x[3],
+            "k": wt[0],
+            "r": wt[2],
+            "s": wt[3],
+            "stride": stride[0],
+            "pad": pad[0],
+        }
+        return case, {}, f"torch {name.split('::')[1]} (forward)"
     if name == "aten::_flash_attention_forward":
         q, k = dims[0], dims[1]
         causal = len(conc) > 8 and conc[8] == "True"
