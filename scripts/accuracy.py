@@ -603,15 +603,23 @@ def report(res: dict) -> list[str]:
         "",
         "## Every point",
         "",
-        "| id | arch | scope | implementation | measured us | shipped ratio | in-sample | first-pr. ratio | naive ratio | bound |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "`band us` is the family's error band applied to the prediction (predicted / p90 .. predicted / p10):",
+        "where the measured time is expected to fall, as a user of `perfmodel predict` would be told.",
+        "",
+        "| id | arch | scope | implementation | measured us | predicted us | band us | shipped ratio | in-sample "
+        "| first-pr. ratio | naive ratio | bound |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    bands = res["error_bands"]
     for r in res["points"]:
         if "shipped" not in r:
             continue
         s, f = r["shipped"], r["first_principles"]
+        b = bands.get(r["family"], bands["pooled"])
+        lo, hi = s["pred_us"] / b["p90"], s["pred_us"] / b["p10"]
         L.append(
             f"| {r['id']} | {r['arch']} | {r['scope']} | {str(r['implementation'])[:40]} | {r['measured_us']:.4g} | "
+            f"{s['pred_us']:.4g} | {lo:.3g}-{hi:.3g} | "
             f"{s['ratio']:.2f} | {'yes' if s['in_sample'] else 'no'} | {f['ratio']:.2f} | {r['naive_ratio']:.2f} | {s['bound']} |"
         )
     return L + [""]
