@@ -55,3 +55,26 @@ def test_case_keys_belong_to_the_family_and_units_are_known():
         if ({"tflops"} <= set(m) or {"tbps"} <= set(m)) and p.get("convert") not in ("flops", "bytes"):
             bad.append(f"{p['id']}: a rate needs convert: flops|bytes")
     assert not bad, "; ".join(bad)
+
+
+def test_published_rates_match_the_recorded_times():
+    """Where a source gives both a time and a rate, the case's standard FLOP count reproduces the rate
+    (guards the transcription of shapes, e.g. HipKittens' B=15 runs)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("accuracy_script", ROOT / "scripts" / "accuracy.py")
+    acc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(acc)
+    bad = []
+    for p in points():
+        m = p["measured"]
+        if "published_tflops" not in m:
+            continue
+        raw = m["time_ms"] if "time_ms" in m else m["time_us"]
+        t = float(raw) * (1e-3 if "time_ms" in m else 1e-6)
+        rate = acc.standard_flops(p["case"]) / t / 1e12
+        decimals = len(repr(float(raw)).split(".")[1])  # a time published with few digits is rounded
+        tol = max(0.02, 0.5 * 10.0**-decimals / float(raw))
+        if abs(rate / float(m["published_tflops"]) - 1) > tol:
+            bad.append(f"{p['id']}: {rate:.1f} vs published {m['published_tflops']}")
+    assert not bad, "; ".join(bad)
