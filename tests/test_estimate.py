@@ -50,16 +50,7 @@ def scaled(base: dict, scale: np.ndarray) -> dict:
     """The base shape with every size scaled (numbers only), at least 1."""
     out = {}
     for k, v in base.items():
-        if isinstance(v, (int, float)) and k not in (
-            "r",
-            "s",
-            "pad",
-            "stride",
-            "topk",
-            "experts",
-            "points",
-            "head_dim",
-        ):
+        if isinstance(v, (int, float)) and k not in ("r", "s", "pad", "stride", "topk", "experts", "points", "head_dim"):
             out[k] = np.maximum(1, np.round(v * scale))
         else:
             out[k] = v
@@ -177,9 +168,7 @@ def test_matrix_fraction_of_peak_is_the_median_of_shipped_gemm_figures():
         for d, q in gemm_level_figures(a, p).items()
     ]
     assert len(fracs) >= 10
-    assert constants()["matrix_fraction_of_peak"]["value"] == pytest.approx(
-        statistics.median(fracs), abs=0.006
-    )
+    assert constants()["matrix_fraction_of_peak"]["value"] == pytest.approx(statistics.median(fracs), abs=0.006)
 
 
 def test_gemm_rate_preference_order():

@@ -442,3 +442,4 @@ def test_stream_small_is_cold_by_default(mi300x):
     w = run("stream", mi300x, "fp64", op="triad", n=n)
     assert val(w.bytes, "hbm") == 24 * n
     assert val(w.bytes, "mall") == 24 * n
+

@@ -14,9 +14,7 @@ NB = Path(__file__).resolve().parents[1] / "notebooks" / "01_predict.ipynb"
 
 def test_notebook_01_executes(tmp_path):
     nb = nbformat.read(NB, as_version=4)
-    client = nbclient.NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]

@@ -56,9 +56,7 @@ def test_every_suite_prediction_uses_the_vocabulary():
             assert is_bound_label(p.bound) and is_bound_label(p.roofline_bound), (key, raw, p.bound)
             for t in p.terms_s:
                 kind, k = split_term(t)
-                assert (
-                    t == "launch"
-                    or (kind == "memory" and k in arch.levels)
-                    or (kind == "compute" and split_flop_key(k)[0] in PIPES)
+                assert t == "launch" or (kind == "memory" and k in arch.levels) or (
+                    kind == "compute" and split_flop_key(k)[0] in PIPES
                 ), t
     assert seen > 500
