@@ -1,31 +1,38 @@
-"""Accuracy of `perfmodel predict` on every real measurement we can see; writes docs/accuracy.md.
+"""Accuracy of the time model on real published measurements; writes docs/accuracy.md,
+validation/accuracy.json and the error bands (validation/error_bands.yaml, copied to
+perfmodel/error_bands.yaml for the package).
 
-Two sources of truth, both real:
-1. rocprof durations of identified kernels: mixbench (MI210 from tests/data; MI100 from
-   ../shared/data when present) and vcopy (MI100, MI210, MI300X rocpd, MI350; the 2024
-   MI300A/MI300X files have corrupt timestamps and are left out, as `validate` flags them).
-2. Published achievable figures with a known kernel shape (scripts/published_measurements.yaml,
-   copied from reference/archspecs.md §9), turned into times.
+Data (validation/README.md): validation/measurements.yaml (published figures with shapes) and
+validation/trace_measurements.yaml (kernel times from real torch.profiler traces), plus the
+rocprof mixbench/vcopy runs that `perfmodel validate` identifies (reported, not gated: the MI100
+and vcopy files live outside the repository).
 
-A published point whose figure is itself the ceiling the estimator used (the archspec's
-`measured:` entry) is in-sample: its agreement is circular. The report gives the statistics with
-and without them, and for the first-principles estimate (`first_principles=True`: no per-GPU
-measurement at all), which is the honest view for GPUs we hold no measurement of.
+Every point is predicted twice: as shipped (the archspec's per-GPU measured figures) and with
+``first_principles=True`` (no per-GPU figure). A point is **in-sample** for a mode when a model
+input of that mode came from the point's source: as shipped, any source named in the arch's
+`measured:` section or behind a data-derived constant of model_constants.yaml; first principles,
+any source behind a data-derived constant (which pool every archspec's measured figures). All
+other points are **held-out**. The naive roofline (`roofline_time_s`: theoretical peaks, no
+efficiencies, no launch cost) is the baseline column.
 
-Run:  python scripts/accuracy.py [--out docs/accuracy.md]
+Run:  python scripts/accuracy.py [--out docs/accuracy.md] [--no-rocprof]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+VALIDATION = ROOT / "validation"
+DATA_FILES = ("measurements.yaml", "trace_measurements.yaml")
 TESTS = ROOT / "tests" / "data" / "rocprof"
 SHARED = ROOT.parent / "shared" / "data" / "rocprof"
 MIX = "rocprofiler-compute/legacy_2022/mixbench/{}"
@@ -37,19 +44,365 @@ VCOPY = {
 }
 MIXBENCH_TYPE = re.compile(r"benchmark_func<(.+?), 256, 8u, (\d+)u>")
 
+ARCH_FAMILY = {
+    "mi100": "CDNA1",
+    "mi210": "CDNA2", "mi250": "CDNA2", "mi250x": "CDNA2",
+    "mi300a": "CDNA3", "mi300x": "CDNA3", "mi308x": "CDNA3", "mi325x": "CDNA3",
+    "mi350x": "CDNA4", "mi355x": "CDNA4",
+    "rx6900xt": "RDNA2", "w6800": "RDNA2",
+    "rx7900xtx": "RDNA3", "w7900": "RDNA3",
+    "rx9070xt": "RDNA4", "r9700": "RDNA4",
+    "a100": "NVIDIA", "h100": "NVIDIA", "h200": "NVIDIA",
+}  # fmt: skip
+# case_extra keys the model ignores but whose effect is small next to the kernel (a bias or
+# residual add fused into the epilogue, the activation of an elementwise op, an output dtype
+# wider or narrower than the inputs, a GPU variant the source does not name, a paged KV cache
+# with blocks of >= 64 tokens, i.e. contiguous runs of >= 16 KiB): covered approximately. Any other case_extra key (block-scaled fp8, an output dtype, paged KV, ...)
+# makes the point "not covered".
+APPROXIMATE_EXTRAS = {
+    "bias_epilogue",
+    "fused_residual_add",
+    "activation",
+    "out_dtype",
+    "sku_unverified",
+    "paged_kv_block",
+}
+MODES = ("shipped", "first_principles")
+BAND_MIN_N = 5
 
-def find(rel: str) -> Path | None:
+
+# --- sources ---------------------------------------------------------------------------------
+def _sources(x, acc: set) -> set:
+    if isinstance(x, dict):
+        if isinstance(x.get("source"), str):
+            acc.add(x["source"])
+        for v in x.values():
+            _sources(v, acc)
+    elif isinstance(x, list):
+        for v in x:
+            _sources(v, acc)
+    return acc
+
+
+def spec_source(key: str) -> str:
+    """The archspec source id a point's source_key belongs to ("S23-9453" -> "S23")."""
+    m = re.match(r"^(S\d+|NV\d+)\b", key)
+    return m.group(1) if m else key
+
+
+# A source_key "S23-<tag>" names one thread of a bag of sources (S23 = GitHub threads): it
+# matches an archspec's S23 only when that arch's description of S23 names the thread.
+TAG_TEXT = {"torchperf": "torch-performance-test-data"}
+
+
+def source_matches(key: str, used: dict[str, str]) -> bool:
+    """Whether a point's source_key is among the sources `used` (id -> description)."""
+    base = spec_source(key)
+    if base not in used:
+        return False
+    tag = key[len(base) + 1 :] if key.startswith(base + "-") else ""
+    return not tag or TAG_TEXT.get(tag, tag) in used[base]
+
+
+def _with_text(ids: set, descr: dict) -> dict[str, str]:
+    return {i: str(descr.get(i, "")) for i in ids}
+
+
+def calibration_sources() -> dict:
+    """Per arch: sources of its `measured:` figures; per data-derived constant: its sources
+    (each as id -> the archspec's description of that id, pooled over archs)."""
+    per_arch: dict[str, dict] = {}
+    compute: dict[str, str] = {}
+    bandwidth: dict[str, str] = {}
+    for f in sorted((ROOT / "archspecs").glob("*.yaml")):
+        spec = yaml.safe_load(f.read_text()) or {}
+        m, descr = spec.get("measured") or {}, spec.get("sources") or {}
+        per_arch[f.stem] = _with_text(_sources(m, set()), descr)
+        for acc, part in ((compute, "compute"), (bandwidth, "bandwidth")):
+            for k, v in _with_text(_sources(m.get(part), set()), descr).items():
+                acc[k] = acc.get(k, "") + " | " + v
+    mm = {"gemm", "grouped_gemm", "attention", "moe", "conv2d"}
+    constants = {
+        "matrix_efficiency": {
+            "sources": {"S7": "AMD ROCm blog, Measuring Max-Achievable FLOPs part 2"},
+            "families": mm,
+        },
+        "matrix_fraction_of_peak": {"sources": compute, "families": mm},
+        "bandwidth_efficiency": {"sources": bandwidth, "families": None},  # every family moves bytes
+        "latency_ns": {"sources": {"S19": "te42kyfo/gpu-benches pointer chase"}, "families": None},
+    }
+    return {"per_arch": per_arch, "constants": constants}
+
+
+# --- points ----------------------------------------------------------------------------------
+def load_points() -> list[dict]:
+    pts = []
+    for name in DATA_FILES:
+        path = VALIDATION / name
+        if path.exists():
+            for e in yaml.safe_load(path.read_text()) or []:
+                e["_file"] = name
+                pts.append(e)
+    return pts
+
+
+def standard_flops(case: dict) -> float | None:
+    """FLOPs by the family's standard accounting (what published TFLOP/s figures divide by)."""
+    k = case["kernel"]
+    if k == "gemm":
+        return 2.0 * case["m"] * case["n"] * case["k"] * case.get("batch", 1)
+    if k == "attention":
+        f = (
+            4.0
+            * case["batch"]
+            * case["heads"]
+            * case["seq_q"]
+            * case.get("seq_kv", case["seq_q"])
+            * case["head_dim"]
+        )
+        f *= 0.5 if case.get("causal") else 1.0
+        return f * (2.5 if case.get("phase", "fwd") == "bwd" else 1.0)
+    return None
+
+
+def measured_time(e: dict, pred) -> float:
+    """Measured seconds of one point. Ranges (x_min/x_max beside x) use the published midpoint x."""
+    m = e["measured"]
+    if "time_us" in m:
+        return float(m["time_us"]) * 1e-6
+    if "time_ms" in m:
+        return float(m["time_ms"]) * 1e-3
+    if "time_ms_baseline" in m:  # published as a speedup over a timed baseline
+        return float(m["time_ms_baseline"]) * 1e-3 / float(m["speedup"])
+    if "tflops" in m:
+        f = standard_flops(e["case"]) if e.get("convert", "flops") == "flops" else None
+        return (f if f is not None else pred.flops) / (float(m["tflops"]) * 1e12)
+    if "gbps" in m:  # bandwidth with the byte count the source divides by
+        return float(m["bytes_counted"]) / (float(m["gbps"]) * 1e9)
+    if "tbps" in m:
+        return pred.bytes[pred.memory_level] / (float(m["tbps"]) * 1e12)
+    raise ValueError(f"{e['id']}: no measured time, tflops or tbps")
+
+
+def family(case: dict) -> str:
+    return case["kernel"]
+
+
+def _evaluate(cases: list, first_principles: bool) -> list:
+    """Predictions of many validated cases: one batched call, per case if the batch fails."""
+    from perfmodel.prediction import evaluate
+
+    try:
+        return evaluate(cases, first_principles=first_principles)
+    except Exception:
+        out = []
+        for c in cases:
+            try:
+                out.append(evaluate([c], first_principles=first_principles)[0])
+            except Exception as exc:  # noqa: BLE001 - reported as "not covered"
+                out.append(exc)
+        return out
+
+
+def predict_points(pts: list[dict], cal: dict) -> list[dict]:
+    from perfmodel.prediction import normalize_all
+
+    rows, todo = [], []
+    for e in pts:
+        r = {
+            "id": e["id"],
+            "arch": e["arch"],
+            "arch_family": ARCH_FAMILY.get(e["arch"], "?"),
+            "family": family(e["case"]),
+            "scope": e.get("scope", "?"),
+            "source_key": e.get("source_key", e.get("source")),
+            "implementation": e.get("implementation"),
+            "case": e["case"],
+        }
+        rows.append(r)
+        extras = set(e.get("case_extra") or {})
+        if extras - APPROXIMATE_EXTRAS:
+            r["coverage"] = "not covered: " + ", ".join(sorted(extras - APPROXIMATE_EXTRAS))
+            continue
+        try:
+            case = normalize_all([dict(e["case"])], [e["arch"]])[0]
+        except Exception as exc:  # the model cannot represent the case: counted, never dropped
+            r["coverage"] = f"not covered: {type(exc).__name__}: {str(exc)[:120]}"
+            continue
+        r["coverage"] = "approximate" if extras else "covered"
+        todo.append((e, r, case))
+    preds = {m: _evaluate([c for _, _, c in todo], m == "first_principles") for m in MODES}
+    for i, (e, r, _) in enumerate(todo):
+        p = {m: preds[m][i] for m in MODES}
+        bad = [x for x in p.values() if isinstance(x, Exception)]
+        if bad:
+            r["coverage"] = f"not covered: {type(bad[0]).__name__}: {str(bad[0])[:120]}"
+            continue
+        t_meas = measured_time(e, p["shipped"])
+        key = str(r["source_key"])
+        in_const = any(source_matches(key, c["sources"]) for c in cal["constants"].values())
+        r["measured_us"] = t_meas * 1e6
+        r["naive_ratio"] = p["shipped"].roofline_time_s / t_meas
+        for m, q in p.items():
+            in_arch = m == "shipped" and source_matches(key, cal["per_arch"].get(e["arch"], {}))
+            r[m] = {
+                "pred_us": q.time_s * 1e6,
+                "ratio": q.time_s / t_meas,
+                "bound": q.bound,
+                "in_sample": in_const or in_arch,
+            }
+    return rows
+
+
+# --- statistics ------------------------------------------------------------------------------
+def stats(ratios: list[float]) -> dict:
+    r = np.asarray(ratios, dtype=float)
+    if r.size == 0:
+        return {"n": 0}
+    a = np.abs(r - 1)
+    return {
+        "n": int(r.size),
+        "median": round(float(np.median(a)), 4),
+        "p90": round(float(np.percentile(a, 90)), 4),
+        "bias": round(float(np.median(r)), 4),
+    }
+
+
+def breakdowns(rows: list[dict], mode: str) -> dict:
+    """{held_out|in_sample: {by: {key: {model: stats, naive: stats}}}}."""
+    out: dict = {}
+    cov = [r for r in rows if mode in r]
+    for split, flag in (("held_out", False), ("in_sample", True)):
+        sel = [r for r in cov if r[mode]["in_sample"] is flag]
+        d: dict = {}
+        for by in ("family", "arch_family", "arch", "scope"):
+            groups = defaultdict(list)
+            for r in sel:
+                groups[r[by]].append(r)
+            d[by] = {
+                k: {
+                    "model": stats([r[mode]["ratio"] for r in g]),
+                    "naive": stats([r["naive_ratio"] for r in g]),
+                }
+                for k, g in sorted(groups.items())
+            }
+        d["all"] = {
+            "model": stats([r[mode]["ratio"] for r in sel]),
+            "naive": stats([r["naive_ratio"] for r in sel]),
+        }
+        out[split] = d
+    return out
+
+
+def coverage(rows: list[dict]) -> dict:
+    fam = defaultdict(lambda: [0, 0, 0])
+    for r in rows:
+        c = fam[r["family"]]
+        c[0] += 1
+        c[1] += r["coverage"] in ("covered", "approximate")
+        c[2] += r["coverage"] == "approximate"
+    tot = [sum(v[i] for v in fam.values()) for i in range(3)]
+    return {
+        "points": tot[0],
+        "covered": tot[1],
+        "approximate": tot[2],
+        "coverage": round(tot[1] / tot[0], 4) if tot[0] else 0.0,
+        "by_family": {
+            k: {"points": v[0], "covered": v[1], "approximate": v[2]} for k, v in sorted(fam.items())
+        },
+    }
+
+
+def error_bands(rows: list[dict]) -> dict:
+    """Per family p10/p90 of held-out pred/meas (as shipped); fewer than 5 points: the pooled band."""
+    held = [r for r in rows if "shipped" in r and not r["shipped"]["in_sample"]]
+    pooled = [r["shipped"]["ratio"] for r in held]
+
+    def band(x):
+        return [round(float(np.percentile(x, 10)), 3), round(float(np.percentile(x, 90)), 3)]
+
+    out = {
+        "pooled": {
+            "p10": band(pooled)[0],
+            "p90": band(pooled)[1],
+            "n": len(pooled),
+            "basis": "pooled held-out",
+        }
+    }
+    fams = sorted({r["family"] for r in rows})
+    for f in fams:
+        x = [r["shipped"]["ratio"] for r in held if r["family"] == f]
+        if len(x) >= BAND_MIN_N:
+            lo, hi = band(x)
+            out[f] = {"p10": lo, "p90": hi, "n": len(x), "basis": "family held-out"}
+        else:
+            out[f] = {
+                **{k: out["pooled"][k] for k in ("p10", "p90")},
+                "n": len(x),
+                "basis": f"pooled held-out (family has {len(x)} held-out points, fewer than {BAND_MIN_N})",
+            }
+    return out
+
+
+def loso(rows: list[dict], cal: dict) -> list[dict]:
+    """For each data-derived constant: first-principles error on points not from its sources."""
+    out = []
+    for name, c in cal["constants"].items():
+        fams = c["families"]
+        sel = [r for r in rows if "first_principles" in r and (fams is None or r["family"] in fams)]
+        hit = [source_matches(str(r["source_key"]), c["sources"]) for r in sel]
+        out_s = [r["first_principles"]["ratio"] for r, h in zip(sel, hit, strict=True) if not h]
+        in_s = [r["first_principles"]["ratio"] for r, h in zip(sel, hit, strict=True) if h]
+        out.append(
+            {
+                "constant": name,
+                "sources": sorted(c["sources"]),
+                "families": "all" if fams is None else ", ".join(sorted(fams)),
+                "not_from_sources": stats(out_s),
+                "from_sources": stats(in_s),
+                "points_from_sources": sum(hit),
+            }
+        )
+    return out
+
+
+def compute(with_rocprof: bool = False) -> dict:
+    """Everything the report and the gate need, as plain data (deterministic)."""
+    cal = calibration_sources()
+    rows = predict_points(load_points(), cal)
+    res = {
+        "coverage": coverage(rows),
+        "modes": {m: breakdowns(rows, m) for m in MODES},
+        "error_bands": error_bands(rows),
+        "loso": loso(rows, cal),
+        "points": rows,
+    }
+    if with_rocprof:
+        res["rocprof"] = rocprof_points()
+    return res
+
+
+def gate_figures(res: dict) -> dict:
+    """The gated numbers: as-shipped held-out median/p90 per family and pooled, and coverage."""
+    h = res["modes"]["shipped"]["held_out"]
+    fam = {
+        k: {"n": v["model"]["n"], "median": v["model"]["median"], "p90": v["model"]["p90"]}
+        for k, v in h["family"].items()
+    }
+    a = h["all"]["model"]
+    return {
+        "families": fam,
+        "all": {"n": a["n"], "median": a["median"], "p90": a["p90"]},
+        "coverage": res["coverage"]["coverage"],
+    }
+
+
+# --- rocprof (reported, not gated) ------------------------------------------------------------
+def _find(rel: str) -> Path | None:
     for base in (TESTS, SHARED):
         if (base / rel).exists():
             return base / rel
     return None
-
-
-def stats(errs: list[float]) -> dict:
-    a = np.abs(np.asarray(errs, dtype=float))
-    if a.size == 0:
-        return {"n": 0}
-    return {"n": int(a.size), "median": float(np.median(a)), "p90": float(np.percentile(a, 90)), "max": float(a.max())}
 
 
 def rocprof_points() -> list[dict]:
@@ -58,7 +411,7 @@ def rocprof_points() -> list[dict]:
 
     pts = []
     for gpu in ("mi200", "mi100"):
-        path = find(MIX.format(gpu))
+        path = _find(MIX.format(gpu))
         if path is None:
             continue
         v = validate(str(path))
@@ -66,139 +419,272 @@ def rocprof_points() -> list[dict]:
             m = MIXBENCH_TYPE.search(r["kernel"])
             if not m or r.get("time_error") is None:
                 continue
-            elem = m.group(1)
-            timed = not elem.startswith(("int", "short"))  # no integer VALU rate in the specs
+            timed = not m.group(1).startswith(("int", "short"))  # no integer VALU rate in the specs
             pts.append(
-                {
-                    "group": f"mixbench {v.arch.key}",
-                    "what": f"{elem} ci={m.group(2)}",
-                    "error": r["time_error"],
-                    "bound_agrees": r.get("bound") == r.get("measured_bound"),
-                    "in_sample": False,
-                    "timed_fully": timed,
-                }
+                {"group": f"mixbench {v.arch.key}", "ratio": 1 + r["time_error"], "timed_fully": timed}
             )
     for gpu, rel in VCOPY.items():
-        path = find(rel)
+        path = _find(rel)
         if path is None:
             continue
         v = validate(str(path), per_dispatch=True)
         for r in v.rows:
-            if r.get("time_error") is None:
-                continue
-            pts.append(
-                {
-                    "group": "vcopy",
-                    "what": f"{gpu} dispatch {r['dispatch']}",
-                    "error": r["time_error"],
-                    "bound_agrees": r.get("bound") == r.get("measured_bound"),
-                    "in_sample": False,
-                    "timed_fully": True,
-                }
-            )
+            if r.get("time_error") is not None:
+                pts.append({"group": f"vcopy {gpu}", "ratio": 1 + r["time_error"], "timed_fully": True})
     return pts
 
 
-def published_points(first_principles: bool) -> list[dict]:
-    from perfmodel.arch import load_arch
-    from perfmodel.estimate import gemm_level_figures
-    from perfmodel.prediction import evaluate, normalize_all
+# --- report ----------------------------------------------------------------------------------
+def pct(x) -> str:
+    return "-" if x is None else f"{x:.1%}"
 
-    pts = []
-    for p in yaml.safe_load((ROOT / "scripts" / "published_measurements.yaml").read_text()):
-        arch = load_arch(p["arch"])
-        value = float(p["measured"])
-        row = evaluate(normalize_all([dict(p["case"])], [p["arch"]]), first_principles=first_principles)[0]
-        if p["metric"] == "flops":
-            t_meas = row.flops / value
-            figs = gemm_level_figures(arch, arch.matrix_pipe) if arch.matrix_pipe else {}
-            ceilings = [figs.get(row.dtype)]
-        else:
-            t_meas = row.bytes[arch.memory_level] / value
-            ceilings = [arch.achievable_bandwidth(arch.memory_level)]
-        # in-sample: the figure is the very ceiling the estimator used for this point
-        in_sample = not first_principles and any(c is not None and abs(c.value - value) <= 0.01 * value for c in ceilings)
-        pts.append(
-            {
-                "group": "published " + ("GEMM" if p["metric"] == "flops" else "stream"),
-                "what": f"{p['arch']} {p['case']['kernel']} {row.dtype} {' '.join(f'{k}={v}' for k, v in p['case'].items() if k not in ('kernel', 'dtype'))}",
-                "error": row.time_s / t_meas - 1,
-                "bound_agrees": None,
-                "in_sample": in_sample,
-                "timed_fully": True,
-                "source": p["source"],
-            }
+
+def stat_cells(s: dict) -> str:
+    if not s.get("n"):
+        return "0 | - | - | -"
+    return f"{s['n']} | {pct(s['median'])} | {pct(s['p90'])} | {s['bias']:.2f}"
+
+
+def table(title: str, d: dict, by: str) -> list[str]:
+    out = [
+        f"#### {title}",
+        "",
+        f"| {by} | n | median | p90 | bias | naive median | naive p90 | naive bias |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for k, v in d[by].items():
+        nv = v["naive"]
+        out.append(
+            f"| {k} | {stat_cells(v['model'])} | {pct(nv.get('median'))} | {pct(nv.get('p90'))} | {nv.get('bias', 0):.2f} |"
         )
-    return pts
-
-
-def table(title: str, pts: list[dict]) -> list[str]:
-    groups = sorted({p["group"] for p in pts})
-    out = [f"### {title}", "", "| data | points | median abs error | p90 | max | bound agrees |", "|---|---|---|---|---|---|"]
-    for g in [*groups, "all"]:
-        sel = [p for p in pts if g in ("all", p["group"])]
-        s = stats([p["error"] for p in sel])
-        if not s["n"]:
-            continue
-        b = [p["bound_agrees"] for p in sel if p["bound_agrees"] is not None]
-        bt = f"{sum(b)}/{len(b)}" if b else "-"
-        out.append(f"| {g} | {s['n']} | {s['median']:.1%} | {s['p90']:.1%} | {s['max']:.1%} | {bt} |")
+    a = d["all"]
+    out.append(
+        f"| **all** | {stat_cells(a['model'])} | {pct(a['naive'].get('median'))} | {pct(a['naive'].get('p90'))} | {a['naive'].get('bias', 0):.2f} |"
+    )
     return out + [""]
+
+
+def report(res: dict) -> list[str]:
+    cov = res["coverage"]
+    sh = res["modes"]["shipped"]["held_out"]["all"]["model"]
+    fp = res["modes"]["first_principles"]["held_out"]["all"]["model"]
+    counts = defaultdict(lambda: defaultdict(int))
+    srcs = defaultdict(int)
+    for r in res["points"]:
+        counts[r["family"]][r["arch_family"]] += 1
+        srcs[r["source_key"]] += 1
+    afs = sorted({r["arch_family"] for r in res["points"]})
+    L = [
+        "# Accuracy of the time model on real measurements",
+        "",
+        "Generated by `python scripts/accuracy.py` (also writes `validation/accuracy.json` and the error",
+        "bands `validation/error_bands.yaml` = `perfmodel/error_bands.yaml`); do not edit by hand.",
+        "`tests/test_accuracy_gate.py` fails when a held-out figure of `validation/accuracy.json` gets worse.",
+        "",
+        "Data: `validation/measurements.yaml` (published figures with shapes: vendor blogs, library and",
+        "paper benchmark logs) and `validation/trace_measurements.yaml` (kernel times from real",
+        "torch.profiler traces); see `validation/README.md`. Ratio = predicted / measured time;",
+        "median and p90 are of |ratio - 1|; **bias** is the median ratio (< 1: the model is optimistic,",
+        "predicts faster than measured). **Held-out**: no model input came from the point's source;",
+        "**in-sample**: one did (the arch's `measured:` figures, or a data-derived constant of",
+        "`perfmodel/model_constants.yaml`), so its agreement is partly circular. Sources are matched by",
+        "the archspec source ids (S7, S22, ...); a GitHub-thread source `S23-<tag>` matches an arch's S23",
+        "only when that arch's description of S23 names the thread. The constants pool every archspec's",
+        "measured figures, so a point from any of those sources is in-sample in both modes. *Naive* is",
+        "the plain roofline (`roofline_time_s`: theoretical peaks, no efficiencies, no launch cost).",
+        "",
+        "## Headline",
+        "",
+        f"- Points: {cov['points']}; covered by the model: {cov['covered']} ({cov['coverage']:.1%}), "
+        f"of which {cov['approximate']} approximately (a `case_extra` key the model ignores: fused bias or "
+        "residual add, activation, output dtype, unnamed GPU variant, paged KV; see validation/README.md); "
+        "points not covered are listed at the end.",
+        f"- As shipped, held-out: n={sh.get('n', 0)}, median {pct(sh.get('median'))}, p90 {pct(sh.get('p90'))}, bias {sh.get('bias', 0):.2f}.",
+        f"- First principles, held-out: n={fp.get('n', 0)}, median {pct(fp.get('median'))}, p90 {pct(fp.get('p90'))}, bias {fp.get('bias', 0):.2f}.",
+        "",
+        "Caveats, read before the tables:",
+        "",
+        "- The data-derived constants of `model_constants.yaml` pool every archspec's measured figures",
+        "  (S7, S8, S13-S23, S28, ...), so most published library GEMM and STREAM points are in-sample in",
+        "  both modes; the held-out set is dominated by the trace kernels (small, untuned eager kernels:",
+        "  not the fastest implementation of their shapes) and by sources no archspec cites.",
+        "- `events` and `host` points include what the model does not time (launch gaps between calls,",
+        "  a clone inside the timed lambda, host overhead); `kernel` points are GPU kernel time only.",
+        "- A point's ratio uses the published figure as is; where a source gives a rate, the time is",
+        "  the family's standard FLOP or byte count divided by it (`validation/README.md`).",
+        "",
+        "## Data set",
+        "",
+        "| family | " + " | ".join(afs) + " | all | covered |",
+        "|---|" + "---|" * (len(afs) + 2),
+    ]
+    for f in sorted(counts):
+        c = cov["by_family"][f]
+        L.append(
+            f"| {f} | "
+            + " | ".join(str(counts[f].get(a, 0)) for a in afs)
+            + f" | {sum(counts[f].values())} | {c['covered']} |"
+        )
+    L += ["", "| source | points |", "|---|---|"]
+    for s, n in sorted(srcs.items(), key=lambda x: (-x[1], x[0])):
+        L.append(f"| {s} | {n} |")
+    L.append("")
+    for mode, title in (
+        ("shipped", "As shipped (per-GPU measured figures used)"),
+        ("first_principles", "First principles (`first_principles=True`)"),
+    ):
+        for split in ("held_out", "in_sample"):
+            d = res["modes"][mode][split]
+            L += [f"## {title}: {split.replace('_', '-')}", ""]
+            for by in ("family", "arch_family", "arch", "scope"):
+                L += table(f"by {by.replace('_', ' ')}", d, by)
+    L += [
+        "## Error bands (as shipped, held-out pred/meas, p10-p90)",
+        "",
+        "| family | p10 | p90 | n | basis |",
+        "|---|---|---|---|---|",
+    ]
+    for f, b in res["error_bands"].items():
+        L.append(f"| {f} | {b['p10']:.2f} | {b['p90']:.2f} | {b['n']} | {b['basis']} |")
+    L += [
+        "",
+        "## Constants derived from data: error on points not from their sources (first principles)",
+        "",
+        "`perfmodel/model_constants.yaml` describes these constants as derived from measurements. The",
+        "table gives the first-principles error on the points of the families each one affects, split by",
+        "whether the point comes from one of the constant's sources (the sources pooled into the constant",
+        "are every archspec's `measured:` figures of that kind).",
+        "",
+        "| constant | sources | families | not from sources: n / median / p90 / bias | from sources: n / median / p90 / bias |",
+        "|---|---|---|---|---|",
+    ]
+    for c in res["loso"]:
+        L.append(
+            f"| {c['constant']} | {', '.join(c['sources'])} | {c['families']} | {stat_cells(c['not_from_sources']).replace(' | ', ' / ')} | {stat_cells(c['from_sources']).replace(' | ', ' / ')} |"
+        )
+    if res.get("rocprof"):
+        L += [
+            "",
+            "## rocprof kernels (`perfmodel validate`; reported, not gated)",
+            "",
+            "Integer mixbench kernels are left out (the specs have no integer VALU rate).",
+            "",
+            "| data | n | median | p90 | bias |",
+            "|---|---|---|---|---|",
+        ]
+        groups = defaultdict(list)
+        for p in res["rocprof"]:
+            if p["timed_fully"]:
+                groups[p["group"]].append(p["ratio"])
+        for g, x in sorted(groups.items()):
+            L.append(f"| {g} | {stat_cells(stats(x))} |")
+    L += [
+        "",
+        "## Largest held-out errors (as shipped), five per family",
+        "",
+        "| family | id | arch | scope | measured us | predicted us | ratio | bound |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    held = [r for r in res["points"] if "shipped" in r and not r["shipped"]["in_sample"]]
+    for fam in sorted({r["family"] for r in held}):
+        worst = sorted(
+            (r for r in held if r["family"] == fam), key=lambda r: -abs(r["shipped"]["ratio"] - 1)
+        )[:5]
+        for r in worst:
+            s = r["shipped"]
+            L.append(
+                f"| {fam} | {r['id']} | {r['arch']} | {r['scope']} | {r['measured_us']:.4g} | {s['pred_us']:.4g} | "
+                f"{s['ratio']:.2f} | {s['bound']} |"
+            )
+    L += ["", "## Points not covered", ""]
+    nc = [r for r in res["points"] if r["coverage"].startswith("not covered")]
+    L += [f"- `{r['id']}` ({r['arch']}): {r['coverage']}" for r in nc] or ["- none"]
+    L += [
+        "",
+        "## Every point",
+        "",
+        "`band us` is the family's error band applied to the prediction (predicted / p90 .. predicted / p10):",
+        "where the measured time is expected to fall, as a user of `perfmodel predict` would be told.",
+        "",
+        "| id | arch | scope | implementation | measured us | predicted us | band us | shipped ratio | in-sample "
+        "| first-pr. ratio | naive ratio | bound |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    bands = res["error_bands"]
+    for r in res["points"]:
+        if "shipped" not in r:
+            continue
+        s, f = r["shipped"], r["first_principles"]
+        b = bands.get(r["family"], bands["pooled"])
+        lo, hi = s["pred_us"] / b["p90"], s["pred_us"] / b["p10"]
+        L.append(
+            f"| {r['id']} | {r['arch']} | {r['scope']} | {str(r['implementation'])[:40]} | {r['measured_us']:.4g} | "
+            f"{s['pred_us']:.4g} | {lo:.3g}-{hi:.3g} | "
+            f"{s['ratio']:.2f} | {'yes' if s['in_sample'] else 'no'} | {f['ratio']:.2f} | {r['naive_ratio']:.2f} | {s['bound']} |"
+        )
+    return L + [""]
+
+
+def json_rows(rows: list[dict]) -> list[dict]:
+    out = []
+    for r in rows:
+        o = {k: r[k] for k in ("id", "arch", "arch_family", "family", "scope", "source_key", "coverage")}
+        if "shipped" in r:
+            o["measured_us"] = round(r["measured_us"], 4)
+            o["naive_ratio"] = round(r["naive_ratio"], 4)
+            for m in MODES:
+                o[m] = {
+                    "pred_us": round(r[m]["pred_us"], 4),
+                    "ratio": round(r[m]["ratio"], 4),
+                    "in_sample": r[m]["in_sample"],
+                    "bound": r[m]["bound"],
+                }
+            fam_band = None
+            o["band"] = fam_band
+        out.append(o)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "docs" / "accuracy.md"))
+    ap.add_argument("--json", default=str(VALIDATION / "accuracy.json"))
+    ap.add_argument("--no-rocprof", action="store_true", help="skip the rocprof mixbench/vcopy points")
     args = ap.parse_args(argv)
-    roc = rocprof_points()
-    pub = published_points(first_principles=False)
-    pub_fp = published_points(first_principles=True)
-    timed = [p for p in roc if p["timed_fully"]]
-    held_out = timed + [p for p in pub if not p["in_sample"]]
-    lines = [
-        "# Accuracy of the time model on real measurements",
-        "",
-        "Generated by `python scripts/accuracy.py` (rerun it to refresh this page). Error = predicted",
-        "time / measured time - 1; statistics are over absolute errors. Nothing is fitted per shape:",
-        "the estimator uses the archspec figures (theoretical peaks, and the measured ceilings and",
-        "clocks each GPU's spec lists) and the generic efficiencies in `perfmodel/model_constants.yaml`.",
-        "",
-        "Data: rocprof durations of kernels identified by `perfmodel validate` (mixbench on MI210",
-        "from `tests/data`, on MI100 from `../shared/data` when present; vcopy on MI100, MI210,",
-        "MI300X and MI350), and published achievable figures with known shapes",
-        "(`scripts/published_measurements.yaml`, from reference/archspecs.md §9).",
-        "",
-        *table("Headline: every point that is not in-sample (integer mixbench kernels excluded, see below)", held_out),
-        *table("rocprof kernels, all (integer mixbench kernels included: the specs have no integer VALU rate, so their compute is not timed)", roc),
-        *table("Published figures, as shipped (in-sample points included)", pub),
-        *table("Published figures, first principles (`first_principles=True`: no per-GPU measurement used)", pub_fp),
-        "### Published points, one by one",
-        "",
-        "| point | source | error as shipped | in-sample | error first-principles |",
-        "|---|---|---|---|---|",
-    ]
-    for a, b in zip(pub, pub_fp, strict=True):
-        lines.append(f"| {a['what']} | {a['source']} | {a['error']:+.1%} | {'yes' if a['in_sample'] else 'no'} | {b['error']:+.1%} |")
-    lines += [
-        "",
-        "### What the errors say",
-        "",
-        "- Memory-bound mixbench kernels on MI210 are read-only streams that reach ~1.5 TB/s, above",
-        "  the 1305 GB/s triad ceiling in `archspecs/mi210.yaml`: the model is 11-16% slow on them.",
-        "  A read-only HBM ceiling per GPU would fix this; we do not fit one to the data we validate on.",
-        "- vcopy's first dispatch is ~30% slower than the next two on every GPU (cold TLB/clock ramp);",
-        "  later dispatches agree within ~10% on MI100, MI210 and MI300X. MI350's vcopy runs 3-4x",
-        "  slower than the model: a 16 MiB copy at ~1 TB/s on a part that streams 6.9 TB/s, which",
-        "  `perfmodel validate` attributes to the memory term running far below its ceiling.",
-        "- GPUs whose specs carry a measured GEMM rate (MI300X, MI325X, MI355X, H200, RDNA3/4) agree",
-        "  closely on the big GEMMs, partly by construction (in-sample). The first-principles column",
-        "  shows the cost of not knowing the clock a part sustains under dense matrix load: MI300X",
-        "  runs its GEMMs at ~1.2 GHz of 2.1, so first principles are 30-50% optimistic there.",
-        "",
-        "See `docs/accuracy-validate.md` (`python scripts/accuracy_mixbench.py`) for the",
-        "kernel-by-kernel closed loop: FLOPs, HBM bytes and bound class per mixbench type.",
-    ]
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    res = compute(with_rocprof=not args.no_rocprof)
+    bands = res["error_bands"]
+    rows = json_rows(res["points"])
+    for o in rows:
+        if "band" in o:
+            b = bands.get(o["family"], bands["pooled"])
+            o["band"] = {
+                "p10": b["p10"],
+                "p90": b["p90"],
+                "pred_us_range": [
+                    round(o["shipped"]["pred_us"] / b["p90"], 4),
+                    round(o["shipped"]["pred_us"] / b["p10"], 4),
+                ],
+            }
+    doc = {
+        "generated_by": "scripts/accuracy.py",
+        "gate": gate_figures(res),
+        "coverage": res["coverage"],
+        "modes": res["modes"],
+        "error_bands": bands,
+        "loso": res["loso"],
+        "points": rows,
+    }
+    Path(args.json).write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    band_yaml = (
+        "# GENERATED by scripts/accuracy.py: per kernel family, p10 and p90 of the held-out\n"
+        "# predicted/measured time ratios (as shipped) over validation/; n = held-out points.\n"
+        "# A measured time is likely within [predicted / p90, predicted / p10].\n"
+        + yaml.safe_dump(bands, sort_keys=False)
+    )
+    (VALIDATION / "error_bands.yaml").write_text(band_yaml)
+    (ROOT / "perfmodel" / "error_bands.yaml").write_text(band_yaml)
+    lines = report(res)
+    Path(args.out).write_text("\n".join(lines))
     print("\n".join(lines))
     return 0
 

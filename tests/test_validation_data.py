@@ -1,0 +1,80 @@
+"""Schema of the accuracy data set (validation/*.yaml): every point says what, where, how and from where."""
+
+from pathlib import Path
+
+import yaml
+
+from perfmodel.models.registry import all_models
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ("measurements.yaml", "trace_measurements.yaml")
+UNITS = (
+    {"time_us"},
+    {"time_ms"},
+    {"tflops"},
+    {"tbps"},
+    {"gbps", "bytes_counted"},
+    {"time_ms_baseline", "speedup"},
+)
+REQUIRED = ("id", "arch", "case", "measured", "scope", "implementation", "source", "source_key", "locator")
+
+
+def points():
+    out = []
+    for name in FILES:
+        out += yaml.safe_load((ROOT / "validation" / name).read_text())
+    return out
+
+
+def test_ids_unique_and_fields_present():
+    pts = points()
+    ids = [p["id"] for p in pts]
+    assert len(ids) == len(set(ids))
+    archs = {f.stem for f in (ROOT / "archspecs").glob("*.yaml")}
+    for p in pts:
+        missing = [k for k in REQUIRED if not p.get(k)]
+        assert not missing, f"{p.get('id')}: missing {missing}"
+        assert p["arch"] in archs, p["id"]
+        assert p["scope"] in ("kernel", "events", "host"), p["id"]
+        assert str(p["source"]).startswith("https://"), p["id"]
+
+
+def test_case_keys_belong_to_the_family_and_units_are_known():
+    models = all_models()
+    bad = []
+    for p in points():
+        case, m = p["case"], p["measured"]
+        if case["kernel"] not in models:
+            bad.append(f"{p['id']}: unknown kernel {case['kernel']}")
+            continue
+        extra = set(case) - {"kernel", "dtype", *models[case["kernel"]].params}
+        if extra:
+            bad.append(f"{p['id']}: {sorted(extra)} are not {case['kernel']} keys (use case_extra)")
+        if not any(u <= set(m) for u in UNITS):
+            bad.append(f"{p['id']}: no supported measured unit in {sorted(m)}")
+        if ({"tflops"} <= set(m) or {"tbps"} <= set(m)) and p.get("convert") not in ("flops", "bytes"):
+            bad.append(f"{p['id']}: a rate needs convert: flops|bytes")
+    assert not bad, "; ".join(bad)
+
+
+def test_published_rates_match_the_recorded_times():
+    """Where a source gives both a time and a rate, the case's standard FLOP count reproduces the rate
+    (guards the transcription of shapes, e.g. HipKittens' B=15 runs)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("accuracy_script", ROOT / "scripts" / "accuracy.py")
+    acc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(acc)
+    bad = []
+    for p in points():
+        m = p["measured"]
+        if "published_tflops" not in m:
+            continue
+        raw = m["time_ms"] if "time_ms" in m else m["time_us"]
+        t = float(raw) * (1e-3 if "time_ms" in m else 1e-6)
+        rate = acc.standard_flops(p["case"]) / t / 1e12
+        decimals = len(repr(float(raw)).split(".")[1])  # a time published with few digits is rounded
+        tol = max(0.02, 0.5 * 10.0**-decimals / float(raw))
+        if abs(rate / float(m["published_tflops"]) - 1) > tol:
+            bad.append(f"{p['id']}: {rate:.1f} vs published {m['published_tflops']}")
+    assert not bad, "; ".join(bad)
