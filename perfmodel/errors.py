@@ -13,9 +13,21 @@ class InputError(ValueError):
     def __init__(self, message: str, *, where: str | None = None, key: str | None = None):
         self.where = where
         self.key = key
+        self.detail = message  # the message without the place, to restate it for another place
         parts = [p for p in (where, key) if p]
         prefix = ": ".join(parts)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class InputErrors(InputError):
+    """Several bad inputs at once (every invalid case of a batch): one line each at the CLI."""
+
+    def __init__(self, errors: list[InputError]):
+        self.errors = list(errors)
+        super().__init__(f"{len(self.errors)} invalid inputs")
+
+    def lines(self) -> list[str]:
+        return [str(e) for e in self.errors]
 
 
 def did_you_mean(name: str, choices) -> str:

@@ -189,39 +189,57 @@ def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str 
         return model.fn(params, arch, dtype)
     except InputError as e:
         if where and not e.where:
-            raise InputError(str(e).split(": ", 1)[-1] if e.key else str(e), where=where, key=e.key) from None
+            raise InputError(e.detail, where=where, key=e.key) from None
         raise
 
 
-def evaluate(cases: list[Case], first_principles: bool = False, warm: bool = False) -> list[Prediction]:
+def evaluate(
+    cases: list[Case], first_principles: bool = False, warm: bool = False, problems: list | None = None
+) -> list[Prediction]:
     """One `Prediction` per validated case, in their order.
 
     ``first_principles=True``: see `estimate`. ``warm=True``: kernel inputs that fit a cache are
     served from it (the steady state of a benchmark loop); the default is a cold single run.
+    ``problems``: a list to collect one `InputError` per case that cannot be predicted (a dtype
+    the GPU lacks, a shape the model refuses) instead of raising; those cases are left out.
     """
-    from perfmodel.models.traffic import warm_caches
-
     groups: dict[tuple, list[Case]] = defaultdict(list)
     for c in cases:
         groups[_group_key(c)].append(c)
     out: list[Prediction | None] = [None] * len(cases)
     pos = {id(c): i for i, c in enumerate(cases)}
     for (arch_key, _kernel, dtype, cats, nones), members in groups.items():
-        first = members[0]
         try:
-            arch = load_arch(arch_key)
+            preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm)
         except InputError as e:
-            raise InputError(str(e).split(": ", 1)[-1], where=first.where, key="arch") from None
-        model = first.model
-        params: dict[str, Any] = dict(cats)
-        for n in model.numeric:
-            params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
-        with warm_caches(warm):
-            work = run_model(model, params, arch, dtype, where=first.where)
-        est = estimate(work, arch, first_principles=first_principles)
-        for j, p in enumerate(batch_predictions(est, members)):
-            out[pos[id(members[j])]] = p
-    return out  # type: ignore[return-value]
+            if problems is None:
+                raise
+            for m in members:
+                problems.append(InputError(e.detail, where=m.where, key=e.key or "arch"))
+                problems[-1].index = m.index
+            continue
+        for m, p in zip(members, preds, strict=True):
+            out[pos[id(m)]] = p
+    return [p for p in out if p is not None]
+
+
+def _evaluate_group(members: list[Case], arch_key, dtype: str, cats, nones, first_principles: bool, warm: bool):
+    """The predictions of cases that share arch, kernel, dtype and text parameters: one
+    vectorised model call and one estimate."""
+    from perfmodel.models.traffic import warm_caches
+
+    first = members[0]
+    try:
+        arch = load_arch(arch_key)
+    except InputError as e:
+        raise InputError(e.detail, where=first.where, key="arch") from None
+    model = first.model
+    params: dict[str, Any] = dict(cats)
+    for n in model.numeric:
+        params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
+    with warm_caches(warm):
+        work = run_model(model, params, arch, dtype, where=first.where)
+    return batch_predictions(estimate(work, arch, first_principles=first_principles), members)
 
 
 def _list(x, n: int) -> list:
@@ -298,15 +316,25 @@ def normalize_all(
     dtype: str | None = None,
     source: str | None = None,
     kernel: str | None = None,
+    problems: list | None = None,
 ) -> list[Case]:
-    """Validate raw cases; with several archs each case is expanded once per arch."""
+    """Validate raw cases; with several archs each case is expanded once per arch.
+
+    ``problems``: a list to collect the `InputError` of every invalid case instead of raising
+    at the first; the valid cases are returned.
+    """
     out: list[Case] = []
     for i, raw in enumerate(raws):
-        if archs and len(archs) > 1 and "arch" not in raw:
-            for a in archs:
+        targets = archs if archs and len(archs) > 1 and "arch" not in raw else [archs[0] if archs else None]
+        for a in targets:
+            try:
                 out.append(normalize(raw, i, a, dtype, source, kernel))
-        else:
-            out.append(normalize(raw, i, archs[0] if archs else None, dtype, source, kernel))
+            except InputError as e:
+                if problems is None:
+                    raise
+                e.index = i
+                problems.append(e)
+                break  # the same case is wrong on every arch: one line
     return out
 
 

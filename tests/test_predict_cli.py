@@ -82,17 +82,16 @@ def test_several_archs_side_by_side():
 
 
 def test_suite_runs_on_every_arch_without_failure():
+    """All 19 GPUs: exit 0; a case with a dtype the GPU lacks (fp8 on MI210) is skipped with a note."""
     from perfmodel.arch import arch_keys
 
     for key in arch_keys():
         r = CliRunner().invoke(cli, ["predict", "--suite", "--arch", key, "--format", "jsonl"])
-        # a suite case may use a dtype the GPU lacks (fp8 on MI210): that is a clear exit-2 error
-        if r.exit_code == 2:
-            assert "has no fp8" in r.output, (key, r.output)
-            continue
         assert r.exit_code == 0, (key, r.output)
-        rows = [json.loads(x) for x in r.output.splitlines()]
-        assert all(x["time_us"] > 0 for x in rows)
+        notes = [x for x in r.output.splitlines() if x.startswith("note: skipped")]
+        assert all("has no fp8" in x for x in notes), (key, notes)
+        rows = [json.loads(x) for x in r.output.splitlines() if x.startswith("{")]
+        assert len(rows) + len(notes) == 40 and all(x["time_us"] > 0 for x in rows)
 
 
 def test_warm_serves_small_inputs_from_cache():

@@ -15,11 +15,12 @@ from perfmodel.cli.options import emit, format_option, output_option
 @click.option("--cases", "cases_file", type=click.Path(dir_okay=False), default=None, help="A YAML list or JSON lines of cases.")
 @click.option("--suite", is_flag=True, help="Run the built-in suite of realistic cases (kernels/suite.yaml).")
 @click.option("--warm", is_flag=True, help="Steady state of a repeated kernel: inputs that fit a cache are served from it (default: one cold run).")
+@click.option("--keep-going", is_flag=True, help="Predict every valid case and write its row; report the invalid ones on stderr (exit status 2 if any).")
 @click.option("--terms", is_flag=True, help="Table/csv/md: add every time term and the bytes per level.")
 @click.option("-o", "plot", default=None, help="Also place the cases on the roofline of the first arch (.png/.svg/.pdf).")
 @format_option
 @output_option
-def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, terms, plot, fmt, output) -> None:
+def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, keep_going, terms, plot, fmt, output) -> None:
     """Predict time, bound class and headroom from a kernel's shape.
 
     \b
@@ -27,10 +28,13 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, terms
     perfmodel predict attention batch=1 heads=32 seq_q=8192 head_dim=128 causal=true --arch mi300x,mi355x
     perfmodel predict --cases kernels/suite.yaml --format jsonl
     perfmodel predict --suite --arch mi300x -o suite.png
+
+    Every invalid case is reported (one line each); without --keep-going nothing is written
+    then. --suite skips the cases a GPU has no rate for (an fp8 GEMM on MI100) and says so.
     """
     from perfmodel.arch import DEFAULT_ARCH
     from perfmodel.cases import load_case_file, parse_kv
-    from perfmodel.errors import InputError
+    from perfmodel.errors import InputError, InputErrors
     from perfmodel.prediction import evaluate, normalize_all
     from perfmodel.tables import render_predictions
 
@@ -52,7 +56,14 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, terms
         raw = parse_kv(list(params))
         raw.setdefault("kernel", kernel)
         raws, source = [raw], None
-    preds = evaluate(normalize_all(raws, arch_list or [DEFAULT_ARCH], dtype, source=source), warm=warm)
+    problems: list[InputError] = []
+    cases = normalize_all(raws, arch_list or [DEFAULT_ARCH], dtype, source=source, problems=problems)
+    preds = evaluate(cases, warm=warm, problems=problems)
+    problems.sort(key=lambda e: getattr(e, "index", 0))
+    skipped = [e for e in problems if suite and e.key == "dtype"]  # the suite on a GPU without that dtype
+    errors = [e for e in problems if e not in skipped]
+    if errors and not keep_going:
+        raise InputErrors(errors)
     if plot:
         from perfmodel.plots.points import prediction_points
         from perfmodel.plots.roofline_plot import plot_roofline
@@ -62,3 +73,7 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, terms
         model = roofline(next((c for c in (arch_list or [DEFAULT_ARCH]) if c.endswith(first) or first in c), first))
         plot_roofline(model, plot, points=prediction_points(p for p in preds if p.arch == model.arch.key))
     emit(render_predictions([p.row() for p in preds], fmt, detail=terms), output)
+    for e in skipped:
+        click.echo(f"note: skipped {e}", err=True)
+    if errors:
+        raise InputErrors(errors)

@@ -11,7 +11,7 @@ import importlib.util
 
 import click
 
-from perfmodel.errors import InputError
+from perfmodel.errors import InputError, InputErrors
 
 # name -> (module, attribute, one-line help). The help is here so `--help` needs no imports.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -27,12 +27,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 class BadInput(click.ClickException):
-    """An InputError as click sees it: one line on stderr, exit status 2."""
+    """An InputError as click sees it: one line on stderr (one per bad input), exit status 2."""
 
     exit_code = 2
 
+    def __init__(self, lines: list[str]):
+        super().__init__(lines[0] if lines else "bad input")
+        self.lines = lines
+
     def show(self, file=None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        for line in self.lines:
+            click.echo(f"error: {line}", err=True)
 
 
 class LazyGroup(click.Group):
@@ -54,8 +59,10 @@ class LazyGroup(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except InputErrors as e:
+            raise BadInput(e.lines()) from None
         except InputError as e:
-            raise BadInput(str(e)) from None
+            raise BadInput([str(e)]) from None
 
     def format_commands(self, ctx, formatter):
         rows = [(n, COMMANDS[n][2]) for n in self.list_commands(ctx)]

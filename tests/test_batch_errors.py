@@ -1,0 +1,63 @@
+"""A batch never dies for one case: every invalid case is reported, --keep-going writes the rest,
+and the suite skips (and names) the cases a GPU has no rate for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def _cases(path, n=10_000, bad=()):
+    with open(path, "w") as f:
+        for i in range(n):
+            c = {"kernel": "gemm", "m": i + 1, "n": 4096, "k": 4096, "dtype": "bf16", "id": f"c{i}"}
+            if i in bad:
+                c["m"] = -3
+            f.write(json.dumps(c) + "\n")
+    return path
+
+
+def test_every_invalid_case_is_reported_and_nothing_written(cli, tmp_path):
+    f = _cases(tmp_path / "c.jsonl", n=50, bad=(3, 40))
+    out = tmp_path / "out.jsonl"
+    r = cli("predict", "--cases", f, "--format", "jsonl", "-O", out)
+    assert r.exit_code == 2
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 2 and all(x.startswith("error: ") for x in lines)
+    assert "case 4 (id c3): m:" in lines[0] and "case 41 (id c40): m:" in lines[1]
+    assert not out.exists()
+
+
+def test_keep_going_writes_9999_rows_of_10000(cli, tmp_path):
+    f = _cases(tmp_path / "c.jsonl", bad=(5000,))
+    out = tmp_path / "out.jsonl"
+    r = cli("predict", "--cases", f, "--format", "jsonl", "-O", out, "--keep-going")
+    assert r.exit_code == 2
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 9999 and "c5000" not in {x["id"] for x in rows}
+    assert [x for x in r.output.splitlines() if x.strip()] == [
+        f"error: {f}: case 5001 (id c5000): m: expected a positive size, got -3"
+    ]
+
+
+def test_keep_going_reports_cases_the_gpu_cannot_run(cli, tmp_path):
+    """An fp8 case on MI100 (no fp8 rate) is one error line; the bf16 case still predicts."""
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        "- {id: a, kernel: gemm, m: 64, n: 64, k: 64, dtype: fp8}\n- {id: b, kernel: gemm, m: 64, n: 64, k: 64, dtype: bf16}\n"
+    )
+    r = cli("predict", "--cases", f, "--arch", "mi100", "--format", "json", "--keep-going")
+    assert r.exit_code == 2
+    assert "error: " in r.output and "(id a): dtype: mi100" in r.output and "no fp8 rate" in r.output
+
+
+@pytest.mark.parametrize("arch", ["mi100", "mi210", "rx6900xt", "a100"])
+def test_suite_runs_on_gpus_without_fp8_and_says_what_it_skipped(cli, arch):
+    r = cli("predict", "--suite", "--arch", arch, "--format", "jsonl")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    notes = [x for x in lines if x.startswith("note: skipped ")]
+    rows = [json.loads(x) for x in lines if x.startswith("{")]
+    assert notes and all("no fp8 rate" in x for x in notes)
+    assert len(rows) + len(notes) == 40
