@@ -11,15 +11,15 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 PATH = Path(__file__).with_name("error_bands.yaml")
 
 
 @lru_cache(maxsize=1)
 def bands() -> dict:
     """Every band in the shipped file, keyed by kernel family (plus ``pooled``)."""
-    return yaml.safe_load(PATH.read_text())
+    from perfmodel.yamlio import load_yaml
+
+    return load_yaml(PATH, "error bands")
 
 
 def band(kernel: str) -> tuple[float, float, int, str]:

@@ -52,11 +52,19 @@ class Prediction(LevelBytes):
     notes: str | None = None
     id: str | None = None
     packed: frozenset[str] = frozenset()  # FLOP keys issued as packed VALU instructions
+    # p10 and p90 of predicted/measured time on held-out measurements of this family
+    # (perfmodel/error_bands.yaml): the measured time is likely within time / p90 .. time / p10
+    band: tuple[float, float] = (1.0, 1.0)
 
     # --- derived quantities ------------------------------------------------------------------
     @property
     def time_us(self) -> float:
         return self.time_s * 1e6
+
+    @property
+    def time_band_us(self) -> tuple[float, float]:
+        """Where a measurement of this kernel likely falls (80 % of held-out points did)."""
+        return self.time_s / self.band[1] * 1e6, self.time_s / self.band[0] * 1e6
 
     @property
     def terms_us(self) -> dict[str, float]:
@@ -119,6 +127,7 @@ class Prediction(LevelBytes):
             dtype=self.dtype,
             shape=self.shape,
             time_us=t * 1e6,
+            time_band_us=[t / self.band[1] * 1e6, t / self.band[0] * 1e6],
             bound=self.bound,
             flops=f,
             flops_by=self.flops_by,
@@ -173,6 +182,7 @@ class Prediction(LevelBytes):
             notes=first.notes,
             id=first.id,
             packed=first.packed,
+            band=first.band,
         )
 
 
@@ -280,6 +290,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
     notes = "; ".join(dict.fromkeys(est.notes)) if est.notes else None
     rates_used = {t: float(np.ravel(r)[0]) for t, r in est.rates_used.rate.items()}
     packed = frozenset(work.packed)
+    band = _band(cases[0].kernel) if cases else (1.0, 1.0)
     arch_key, mem = est.arch.key, est.arch.memory_level
     out = []
     for i, c in enumerate(cases):
@@ -305,9 +316,17 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 notes=notes,
                 id=c.id,
                 packed=packed,
+                band=band,
             )
         )
     return out
+
+
+def _band(kernel: str) -> tuple[float, float]:
+    from perfmodel.error_bands import band
+
+    lo, hi, _, _ = band(kernel)
+    return lo, hi
 
 
 def normalize_all(

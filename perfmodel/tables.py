@@ -18,6 +18,7 @@ PREDICT_COLUMNS = [
     "dtype",
     "shape",
     "time_us",
+    "likely_us",
     "bound",
     "tflops",
     "ai",
@@ -37,7 +38,10 @@ def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]
     out = []
     for r in rows:
         t = {k: r.get(k) for k in PREDICT_COLUMNS if k in r or k == "tile"}
+        t.pop("likely_us", None)
         t["shape"] = shape_text(r["shape"])
+        lo, hi = r["time_band_us"]
+        t["likely_us"] = f"{fmt_cell(lo)}-{fmt_cell(hi)}"
         if detail:
             for k, v in r["terms_us"].items():
                 t[f"{k}_us"] = v

@@ -61,3 +61,16 @@ def test_suite_runs_on_gpus_without_fp8_and_says_what_it_skipped(cli, arch):
     rows = [json.loads(x) for x in lines if x.startswith("{")]
     assert notes and all("no fp8 rate" in x for x in notes)
     assert len(rows) + len(notes) == 40
+
+
+def test_every_prediction_carries_its_family_error_band(cli):
+    """time_band_us = time / p90 .. time / p10 of the family's held-out ratios (error_bands.yaml)."""
+    from perfmodel.error_bands import band
+
+    r = cli("predict", "rmsnorm", "rows=4096", "cols=8192", "--format", "json")
+    row = json.loads(r.output)[0]
+    lo, hi, n, _ = band("rmsnorm")
+    assert n > 0 and lo < hi
+    assert row["time_band_us"] == pytest.approx([row["time_us"] / hi, row["time_us"] / lo])
+    table = cli("predict", "rmsnorm", "rows=4096", "cols=8192").output
+    assert "likely_us" in table
