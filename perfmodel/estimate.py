@@ -208,6 +208,8 @@ def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
         "grid": grid_eff,
         "waves_per_wg": waves_per_wg,
         "wgs_per_cu": wgs_per_cu,
+        # waves one SIMD interleaves (the kernel's own, resident at once)
+        "waves_per_simd": np.minimum(grid_eff / arch.cus, wgs_per_cu) * waves_per_wg / arch.simds_per_cu,
         "resident_waves": resident_wgs * waves_per_wg,
         # fraction of the CU-rounds doing work: (grid / CUs) / ceil(grid / CUs)
         "quantization": _quantization(grid_eff, arch.cus, work),
@@ -285,6 +287,33 @@ def _memory_terms(
         terms.naive[t] = b / peak
 
 
+def _dependent_chain(work: Work, occ: dict, terms: _Terms) -> None:
+    """Serialise the compute terms of a dependent chain as far as the waves cannot hide them.
+
+    A wave runs its chain (matrix product, then the softmax on VALU and SFU, then the next
+    product) in order: alone on its SIMD, the chain takes the sum of its parts. A second
+    resident wave issues its VALU work while the first one's MFMA runs (the matrix core and the
+    VALU are separate units fed by one instruction arbiter per SIMD: AMD CDNA3 ISA guide,
+    "MFMA ... dependent and independent instructions"; FA3's ping-pong scheduling on Hopper is
+    the same idea), so with w waves per SIMD a fraction min(1, w - 1) of the shorter parts is
+    hidden behind the longest. Each term keeps its share: the sum of the terms' excess over
+    the longest term is spread over the chain's terms in proportion to their time.
+    """
+    keys = [compute_term(k) for k in work.dependent if compute_term(k) in terms.time]
+    if len(keys) < 2:
+        return
+    times = [terms.time[k] for k in keys]
+    longest = np.maximum.reduce(times)
+    total = np.sum(times, axis=0)
+    hidden = np.clip(occ["waves_per_simd"] - 1.0, 0.0, 1.0)
+    chain = longest + (1.0 - hidden) * (total - longest)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(longest > 0, chain / longest, 1.0)
+    for k in keys:
+        # the longest term stands for the chain; the others keep their own time
+        terms.time[k] = np.where(terms.time[k] >= longest, terms.time[k] * scale, terms.time[k])
+
+
 def _timed_terms(work: Work, shape, terms: _Terms) -> None:
     """Terms a model timed itself (interconnect transfers: bytes / link bandwidth + per-step
     latency); the naive roofline keeps the bandwidth part, and the term is latency-bound when
@@ -328,6 +357,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, first_principl
     terms = _Terms()
     notes = list(work.notes)
     _compute_terms(work, arch, occ["quantization"], used, terms, first_principles)
+    _dependent_chain(work, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles)
     _timed_terms(work, shape, terms)
     if not terms.time:

@@ -73,6 +73,10 @@ class Work(LevelBytes):
     # the part of each that is per-step latency; the estimator adds them beside its own terms
     timed: dict[str, Any] = field(default_factory=dict)
     timed_latency: dict[str, Any] = field(default_factory=dict)
+    # FLOP keys whose work forms one dependent chain inside each wave (flash attention: S = QK^T
+    # on the matrix pipe, then max/exp/sum on the VALU and SFU, then PV): a wave cannot overlap
+    # them with each other; only other waves on the same SIMD can fill the gaps (the estimator)
+    dependent: set[str] = field(default_factory=set)
 
     @property
     def total_flops(self):

@@ -219,6 +219,8 @@ def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
         work.add_flops("valu", "fp32", 4.0 * n + 2.0 * b * h * sq * d)
     if not arch.has("sfu", "fp32"):
         work.notes.append(f"{arch.key} has no sfu pipe: exponentials counted on sfu:fp32 anyway")
+    # per KV block: S = QK^T, then max/exp/sum, then PV: one chain in each wave
+    work.dependent.update({f"{pipe}:{pdt}", "valu:fp32", "sfu:fp32"})
 
 
 def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
@@ -227,9 +229,9 @@ def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
     q_bytes = b * h * sq * d * elem
     kv_bytes = 2.0 * b * x.hk * x.skv * d * elem
     lse = b * h * sq * 4.0
-    waves = lanes / arch.wave_size
+    readers = tiles.operand_readers(arch, lanes / arch.wave_size)  # waves, or warpgroups on Hopper
     streamed = t["grid"] * x.cols * x.frac / split * x.b_col  # bytes staged in LDS
-    work.add_bytes("lds", read=waves * streamed, write=streamed)
+    work.add_bytes("lds", read=readers * streamed, write=streamed)
     if x.phase == "fwd":
         traffic.add_stream(work, arch, write=q_bytes + lse)  # O and LSE
         if np.any(split > 1):

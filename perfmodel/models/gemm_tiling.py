@@ -18,6 +18,7 @@ from perfmodel.models.tiles import (
     fill_split,
     gemm_candidates,
     matrix_pipe,
+    operand_readers,
     out_size,
     panel_traffic,
     vgprs,
@@ -34,7 +35,9 @@ def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique):
     t = panel_traffic(arch, m, n, tm, tn, ks * elem, ks * elem, batch * split, a_unique=a_uni)
     wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)
     lds_w = t["grid"] * (tm + tn) * ks * elem  # each K step stored once
-    lds_r = t["grid"] * (wc * tm + wr * tn) * ks * elem  # each wave reads its rows and columns
+    # each wave reads its rows and columns (once per warpgroup where waves share operands)
+    share = np.maximum(wr * wc / operand_readers(arch, wr * wc), 1.0)
+    lds_r = t["grid"] * (wc * tm + wr * tn) * ks * elem / share
     partial = np.where(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
     return t, lds_r, lds_w, partial
 

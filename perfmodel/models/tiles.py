@@ -142,6 +142,20 @@ def gemm_candidates(arch, elem: float, acc: float) -> list[tuple[Tile, int]]:
     return out
 
 
+# Hopper's wgmma: the four warps of a warpgroup issue one matrix instruction whose shared-memory
+# operands are read once for the whole group (NVIDIA PTX ISA, "Asynchronous Warpgroup Level
+# Matrix Multiply-Accumulate Instructions": wgmma.mma_async is executed by a warpgroup of four
+# contiguous warps, B (and optionally A) through a shared-memory matrix descriptor). Elsewhere
+# (MFMA, WMMA, Ampere mma.sync after ldmatrix) each wave reads its own operand fragments.
+WAVES_SHARING_OPERANDS = {"sm_90": 4}
+
+
+def operand_readers(arch, waves):
+    """How many separate reads of a shared (LDS) operand the waves of a workgroup make."""
+    share = WAVES_SHARING_OPERANDS.get(arch.gfx, 1)
+    return np.maximum(np.asarray(waves, dtype=float) / share, 1.0)
+
+
 def wave_grid(tm, tn, lanes, wave_size):
     """(wr, wc): waves per workgroup arranged wr x wc over the tile, more along the longer side."""
     w = np.maximum(np.asarray(lanes, dtype=float) / wave_size, 1.0)
