@@ -148,7 +148,7 @@ MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF"}
 def test_roofline_plot_file(tmp_path, ext):
     p = tmp_path / f"x.{ext}"
     out = _ok(["roofline", "--arch", "mi300x", "--dtype", "bf16", "--dtype", "fp8", "-o", str(p)])
-    assert f"plot written to {p}" in out
+    assert f"roofline written to {p}" in out
     data = p.read_bytes()
     assert len(data) > 1000
     if ext == "svg":

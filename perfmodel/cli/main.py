@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "roofline": ("perfmodel.cli.cmd_roofline", "roofline_command", "Hierarchical roofline of a GPU."),
     "predict": ("perfmodel.cli.cmd_predict", "predict_command", "Predict time and bound of kernels."),
     "validate": ("perfmodel.cli.cmd_validate", "validate_command", "Read rocprof output and compare."),
+    "kernels": ("perfmodel.cli.cmd_kernels", "kernels_command", "Every kernel family and its case keys."),
 }
 
 
@@ -72,4 +73,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    import os
+
+    os.environ.setdefault("MPLBACKEND", "Agg")  # plots go to files; no GUI toolkit at start-up
     cli.main(args=argv, prog_name="perfmodel")
