@@ -116,6 +116,64 @@ def render_validation(v, fmt: str) -> str:
     return text
 
 
+def validation_html(v) -> str:
+    """A `Validation` in Jupyter: the compact table and its notes."""
+    import html
+
+    mode = "per dispatch" if v.per_dispatch else "per kernel (ratio of sums)"
+    head = f"<p><b>perfmodel validate {html.escape(str(v.path))} on {html.escape(v.arch.name)} ({v.arch.key}), {mode}</b></p>"
+    rows = validation_table(v)
+    notes = "".join(f"<br><i>note: {html.escape(n)}</i>" for n in v.notes)
+    return head + html_table(rows, VALIDATE_COLUMNS) + notes
+
+
+# --- Jupyter and scripts -----------------------------------------------------------------------
+def to_pandas(rows: list[dict]):
+    """A pandas DataFrame of ``rows`` (nested mappings flattened to ``bytes.hbm`` columns).
+
+    pandas is optional (never a dependency of perfmodel): without it this says how to get it."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("to_pandas() needs pandas, which perfmodel does not install: pip install pandas") from None
+    from perfmodel.output import _flatten
+
+    return pd.DataFrame([_flatten(r) for r in rows])
+
+
+class Table:
+    """Rows with a title: a table in Jupyter, text in a terminal, ``.rows``, ``.to_pandas()``."""
+
+    def __init__(self, rows: list[dict], title: str | None = None, columns: Sequence[str] | None = None):
+        self.rows = rows
+        self.title = title
+        self.columns = list(columns) if columns else list(dict.fromkeys(k for r in rows for k in r))
+
+    def to_pandas(self):
+        return to_pandas(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def _repr_html_(self) -> str:
+        head = f"<p><b>{self.title}</b></p>" if self.title else ""
+        return head + html_table(self.rows, self.columns)
+
+    def __repr__(self) -> str:
+        return render(self.rows, "table", columns=self.columns, title=self.title)
+
+
+def kernels(*names: str) -> Table:
+    """Every kernel family (or the named ones) with its keys: type, default, allowed values."""
+    from perfmodel.models.registry import all_models, get_model
+
+    models = [get_model(n) for n in names] if names else [all_models()[k] for k in sorted(all_models())]
+    return Table(kernel_key_rows(kernel_families(models)), "kernel families and their case keys")
+
+
 # --- Jupyter -----------------------------------------------------------------------------------
 def _html_cell(v) -> str:
     import html

@@ -66,9 +66,13 @@ def write_roofline(
 
         from perfmodel.plots.roofline_plot import plot_roofline
 
+        notes = []
+        if flat:
+            names = ", ".join(dict.fromkeys(p.label for p in flat))
+            notes.append(f"not on the roofline (no FLOPs or no time), see {Path(sibling(path, 'bandwidth')).name}: {names}")
         fig = plot_roofline(
             model, path, on_roof, title, arrows=arrows, ridge_dtype=ridge_dtype, all_levels=all_levels,
-            others=others, subtitle=subtitle,
+            others=others, subtitle=subtitle, notes=notes,
         )
         plt.close(fig)
         written.append((path, "roofline"))

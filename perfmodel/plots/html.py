@@ -40,9 +40,12 @@ def _shape(marker: str, x: float, y: float, r: float, fill: str, stroke: str, sw
         return f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" height="{2 * r:.1f}" {a}/>'
     if marker in ("D", "d"):
         return f'<polygon points="{x:.1f},{y - r * 1.3:.1f} {x + r:.1f},{y:.1f} {x:.1f},{y + r * 1.3:.1f} {x - r:.1f},{y:.1f}" {a}/>'
-    if marker in ("^", "<", ">", "v"):
+    if marker in ("^", "v"):
         s = -1 if marker == "v" else 1
         return f'<polygon points="{x:.1f},{y - s * r * 1.2:.1f} {x + r * 1.1:.1f},{y + s * r * 0.8:.1f} {x - r * 1.1:.1f},{y + s * r * 0.8:.1f}" {a}/>'
+    if marker in ("<", ">"):
+        s = -1 if marker == "<" else 1
+        return f'<polygon points="{x + s * r * 1.2:.1f},{y:.1f} {x - s * r * 0.8:.1f},{y - r * 1.1:.1f} {x - s * r * 0.8:.1f},{y + r * 1.1:.1f}" {a}/>'
     if marker in ("*", "p", "h", "H", "8"):
         n = 5 if marker in ("*", "p") else 6
         inner = 0.5 if marker == "*" else 1.0
@@ -187,7 +190,7 @@ def roofline_html(
         h=H,
         body=body,
         data=json.dumps(data).replace("</", "<\\/"),
-        basis=html.escape(MODEL_BASIS),
+        basis=html.escape(MODEL_BASIS + ".") if any(p.kind == MEASURED for p in points) else "",
     )
 
 
@@ -208,7 +211,7 @@ svg text {{ font-size: 11px; }} .tick {{ fill: #555; }} .axis {{ font-size: 12px
 <svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}">
 {body}
 </svg>
-<div class="sub">Hover a marker for the case, its times, bound class and time terms. {basis}.</div>
+<div class="sub">Hover a marker for the case, its times, bound class and time terms. {basis}</div>
 <div id="tip"></div>
 <script>
 const DATA = {data};

@@ -24,7 +24,8 @@ from perfmodel.vocab import split_flop_key
 # re-exported for callers of the old module
 LEVEL_COLORS = style.LEVEL_COLORS
 LEVEL_MARKERS = style.LEVEL_MARKERS
-MAX_TEXT_LABELS = 14  # more cases than this: numbers on the plot and a key beside it
+MAX_TEXT_LABELS = 14  # more cases than this (or longer labels): numbers on the plot and a key beside it
+MAX_LABEL_CHARS = 200
 
 
 def _mpl():
@@ -52,6 +53,7 @@ def plot_roofline(
     all_levels: bool = False,
     others: Sequence[RooflineModel] = (),
     subtitle: str | None = None,
+    notes: Sequence[str] = (),
 ):
     """Draw the roofline with ``points`` (predicted or measured kernels) and ``arrows`` from a
     predicted to a measured point.
@@ -105,7 +107,7 @@ def plot_roofline(
     if subtitle:
         fig.text(0.065, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
     ax.grid(True, which="major", ls=":", lw=0.6, alpha=0.6)
-    _legend_panel(panel, points, arrows, keyed, ridge_roof, bool(others), [model, *others])
+    _legend_panel(panel, points, arrows, keyed, ridge_roof, bool(others), [model, *others], list(notes))
     if path:
         save(fig, path)
     return fig
@@ -292,7 +294,7 @@ def _label_points(ax, points: list[Point], obstacles) -> list[tuple[int, Point]]
                 seen.add(key)
                 first.append(p)
         labelled = first
-    if len(labelled) <= MAX_TEXT_LABELS:
+    if len(labelled) <= MAX_TEXT_LABELS and sum(len(p.label) for p in labelled) <= MAX_LABEL_CHARS:
         items = [(*p.xy(), p.label) for p in labelled]
         failed = layout.place_labels(ax, items, obstacles)
         if not failed:
@@ -304,7 +306,7 @@ def _label_points(ax, points: list[Point], obstacles) -> list[tuple[int, Point]]
     return keyed
 
 
-def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models) -> None:
+def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str]) -> None:
     """Styles (roof lines, filled/hollow, arrows, colours, markers) and the numbered key."""
     from matplotlib.lines import Line2D
 
@@ -352,14 +354,18 @@ def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models)
         if not hh.get_marker() or hh.get_marker() == "None":
             if not hh.get_linestyle() or hh.get_linestyle() == "None":
                 t.set_fontweight("bold")
-    notes = []
     if any(p.kind == MEASURED for p in points):
         notes.append(MODEL_BASIS)
     if keyed:
         renderer = panel.figure.canvas.get_renderer()
         bb = leg.get_window_extent(renderer).transformed(panel.transAxes.inverted())
-        lines = [f"{n:>2} {p.label[:24]:<24} {p.info.get('predicted time', '')}".rstrip() for n, p in keyed]
+        wide = 44 if len(keyed) <= 24 else 22
+        lines = [f"{n:>2} {_cut(p.label, wide):<{wide}} {_key_time(p)}".rstrip() for n, p in keyed]
         y = bb.y0 - 0.02
+        measured = any(p.kind == MEASURED for _, p in keyed)
+        head_text = "numbers on the plot: " + ("kernel, measured vs predicted time (error)" if measured else "case, predicted time")
+        panel.text(0, y, head_text, va="top", ha="left", fontsize=7.5, fontweight="bold", transform=panel.transAxes)
+        y -= 0.03
         per_col = max(1, int((y - 0.0) / 0.0165))
         cols = [lines[i : i + per_col] for i in range(0, len(lines), per_col)]
         width = 1.0 / max(1, len(cols))
@@ -369,7 +375,22 @@ def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models)
         if len(cols) > 2:
             notes.append(f"{len(lines) - 2 * per_col} more cases in the table")
     if notes:
-        panel.text(0, -0.03, "\n".join(notes), fontsize=6.5, color="0.35", transform=panel.transAxes, va="top")
+        import textwrap
+
+        text = "\n".join(textwrap.fill(n, 70) for n in notes)
+        panel.text(0, -0.03, text, fontsize=6.5, color="0.35", transform=panel.transAxes, va="top")
+
+
+def _key_time(p: Point) -> str:
+    """The time(s) a key line shows: predicted, or measured vs predicted with the error."""
+    if p.kind == MEASURED:
+        pred = p.info.get("predicted time")
+        return f"{p.info.get('measured time', '')}" + (f" vs {pred} ({p.info.get('error')})" if pred else "")
+    return p.info.get("predicted time", "")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "~"
 
 
 def save(fig, path: str) -> None:
