@@ -34,6 +34,7 @@ def plot_bandwidth(model: RooflineModel, points: list[Point], path: str | None =
     gap = 0.035
     w = (right - left - gap * (n - 1)) / n
     width = 0.8 / max(1, len(order))
+    labels_at: list = []
     for i, lv in enumerate(levels):
         ax = fig.add_axes([left + i * (w + gap), bottom, w, 0.70])
         m = roofs.get(lv)
@@ -41,27 +42,32 @@ def plot_bandwidth(model: RooflineModel, points: list[Point], path: str | None =
         ymax = 0.0
         if m is not None:
             ax.axhline(m.theoretical / 1e9, ls="--", lw=1.3, color=color_lv, zorder=3)
-            ax.text(0.98, m.theoretical / 1e9, f"peak {m.theoretical / 1e12:.3g} TB/s", transform=ax.get_yaxis_transform(),
-                    ha="right", va="bottom", fontsize=7, color=color_lv)
+            ax.text(0.03, m.theoretical / 1e9, f"peak {m.theoretical / 1e12:.3g} TB/s", transform=ax.get_yaxis_transform(),
+                    ha="left", va="bottom", fontsize=7, color=color_lv)
             ymax = m.theoretical / 1e9
             if m.achievable:
                 ax.axhline(m.achievable / 1e9, ls="-", lw=2, color=color_lv, zorder=3)
-                ax.text(0.98, m.achievable / 1e9, f"achievable {m.achievable / 1e12:.3g}", transform=ax.get_yaxis_transform(),
-                        ha="right", va="top", fontsize=7, color=color_lv)
+                ax.text(0.03, m.achievable / 1e9, f"achievable {m.achievable / 1e12:.3g} TB/s", transform=ax.get_yaxis_transform(),
+                        ha="left", va="bottom", fontsize=7, color=color_lv)
         for j, p in enumerate(order):
             bw = p.bandwidth(lv)
             if not bw:
                 continue
             x = -0.4 + width * (j + 0.5)
-            color = style.arch_color(labels.index(p.label))
+            color = style.kernel_color(labels.index(p.label))
             filled = p.kind == PREDICTED
             ax.bar(x, bw / 1e9, width * 0.85, color=color if filled else "white", edgecolor=color, lw=1.5, zorder=2,
                    hatch=None if filled else "//")
             pct = f"\n{bw / m.achievable:.0%}" if m is not None and m.achievable else ""
-            ax.text(x, bw / 1e9, f"{bw / 1e9:,.0f}{pct}", ha="center", va="bottom", fontsize=7, zorder=4,
-                    bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 0.3})
+            labels_at.append((ax, x, bw / 1e9, f"{bw / 1e9:,.0f}{pct}", filled))
             ymax = max(ymax, bw / 1e9)
         ax.set_ylim(0, ymax * 1.12)
+        for a, x, y, text, filled in labels_at:  # inside a tall bar, above a short one
+            inside = y > 0.25 * ymax
+            a.text(x, y * (0.97 if inside else 1.0) if inside else y, text, ha="center", va="top" if inside else "bottom",
+                   fontsize=7, zorder=4, color="white" if inside and filled else "black",
+                   bbox=None if inside and filled else {"fc": "white", "ec": "none", "alpha": 0.85, "pad": 0.3})
+        labels_at.clear()
         ax.set_xlim(-0.5, 0.5)
         ax.set_xticks([])
         ax.set_xlabel(lv, fontsize=11, color=color_lv)
@@ -96,7 +102,7 @@ def _legend(fig, labels: list[str], points: list[Point]) -> None:
         h.append(Patch(fc="white", ec="0.3", hatch="//"))
         lab.append("hatched: measured (rocprof)")
     for i, k in enumerate(labels):
-        h.append(Patch(fc=style.arch_color(i)))
+        h.append(Patch(fc=style.kernel_color(i)))
         lab.append(k)
     fig.legend(h, lab, loc="upper left", bbox_to_anchor=(0.75, 0.92), fontsize=8, frameon=False)
     fig.text(0.75, 0.2, "number over a bar: GB/s and the\nfraction of the level's achievable\nbandwidth", fontsize=7.5, color="0.35")

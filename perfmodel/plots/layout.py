@@ -96,7 +96,7 @@ def place_labels(ax, items: list[tuple[float, float, str]], obstacles: list[Box]
             box = (ax0, ay0, ax0 + w, ay0 + h)
             if box[0] < axbox.x0 or box[2] > axbox.x1 or box[1] < axbox.y0 or box[3] > axbox.y1:
                 continue
-            if any(overlaps(box, b, 3) for b in placed) or any(overlaps(box, b, 0) for b in others):
+            if any(overlaps(box, b, 2) for b in placed) or any(overlaps(box, b, 0) for b in others):
                 continue
             best = (c, box)
             break

@@ -85,7 +85,8 @@ def plot_roofline(
     ai = np.logspace(np.log10(xlim[0]), np.log10(xlim[1]), 400)
     top = max((c["theoretical"] for c in roofs), default=1e12)
     plt = _mpl()
-    obstacles: list = [_marker_box(ax, p) for p in points]
+    markers: list = [_marker_box(ax, p) for p in points]
+    obstacles: list = []
     if others:  # several GPUs: each one's roof for the dtype, in the GPU's colour
         lines = _compute_lines([ridge_roof] if ridge_roof else [], arch.key, style.arch_color(0))
         other_roofs = [_roof_for(_group_roofs([c for c in om.compute if not c.sparse]), ridge_dtype) for om in others]
@@ -95,9 +96,9 @@ def plot_roofline(
         lines = _compute_lines(roofs, None, cmap=plt.get_cmap("Greys"))
     obstacles += _draw_compute_lines(ax, lines, xlim)
     for i, om in enumerate(others, 1):
-        obstacles += _draw_other_arch(ax, om, ridge_dtype, ai, style.arch_color(i), obstacles)
+        obstacles += _draw_other_arch(ax, om, ridge_dtype, ai, style.arch_color(i), obstacles + markers)
     mem_top = ridge_roof["theoretical"] if (others and ridge_roof) else top
-    obstacles += _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, arch.key if others else None, obstacles)
+    obstacles += _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, arch.key if others else None, obstacles + markers)
     _draw_points(ax, points, arrows, all_levels, multi=bool(others), arch_order=[m.arch.key for m in (model, *others)])
     keyed = _label_points(ax, points, layout.as_boxes(obstacles))
     ax.set_xlabel("arithmetic intensity (FLOP per byte at the point's binding level)")

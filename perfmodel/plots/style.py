@@ -75,6 +75,14 @@ def family_marker(kernel: str) -> str:
     return FAMILY_MARKERS.get(kernel, OTHER_MARKER)
 
 
+# kernels side by side (the bandwidth chart)
+KERNEL_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+
+
+def kernel_color(i: int) -> str:
+    return KERNEL_COLORS[i % len(KERNEL_COLORS)]
+
+
 def arch_color(i: int) -> str:
     return ARCH_COLORS[i % len(ARCH_COLORS)]
 
