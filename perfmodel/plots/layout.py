@@ -72,12 +72,13 @@ def _candidates():
 def place_labels(ax, items: list[tuple[float, float, str]], obstacles: list[Box], fontsize: float = 7, color="0.15"):
     """Label each (x, y, text) in data coordinates without overlaps where possible.
 
-    Returns the indices that could not be placed cleanly (the caller numbers them in a key).
+    Each candidate position is measured as drawn (the text's real extent), so no two placed
+    labels overlap each other, a marker, or an obstacle. Returns the indices that could not be
+    placed (the caller numbers them in a key).
     """
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
     axbox = ax.get_window_extent(renderer)
-    scale = fig.dpi / 72.0
     placed: list[Box] = list(obstacles)
     marker_boxes = []
     for x, y, _ in items:
@@ -85,39 +86,25 @@ def place_labels(ax, items: list[tuple[float, float, str]], obstacles: list[Box]
         marker_boxes.append((px - 4, py - 4, px + 4, py + 4))
     failed = []
     for i, (x, y, text) in enumerate(items):
-        px, py = ax.transData.transform((x, y))
-        best = None
         others = [b for j, b in enumerate(marker_boxes) if j != i]
+        done = False
         for c in _candidates():
-            w = len(text) * fontsize * 0.55 * scale
-            h = fontsize * 1.25 * scale
-            ax0 = px + c.dx * scale - (w if c.ha == "right" else w / 2 if c.ha == "center" else 0)
-            ay0 = py + c.dy * scale - (h if c.va == "top" else h / 2 if c.va == "center" else 0)
-            box = (ax0, ay0, ax0 + w, ay0 + h)
-            if box[0] < axbox.x0 or box[2] > axbox.x1 or box[1] < axbox.y0 or box[3] > axbox.y1:
-                continue
-            if any(overlaps(box, b, 2) for b in placed) or any(overlaps(box, b, 0) for b in others):
-                continue
-            best = (c, box)
-            break
-        if best is None:
+            t = ax.annotate(text, (x, y), xytext=(c.dx, c.dy), textcoords="offset points", ha=c.ha, va=c.va,
+                            fontsize=fontsize, color=color, zorder=6)
+            box = text_box(renderer, t)
+            inside = box[0] >= axbox.x0 and box[2] <= axbox.x1 and box[1] >= axbox.y0 and box[3] <= axbox.y1
+            if inside and not any(overlaps(box, b, 2) for b in placed) and not any(overlaps(box, b, 0) for b in others):
+                if c.leader:
+                    t.remove()
+                    ax.annotate(text, (x, y), xytext=(c.dx, c.dy), textcoords="offset points", ha=c.ha, va=c.va,
+                                fontsize=fontsize, color=color, zorder=6,
+                                arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 3})
+                placed.append(box)
+                done = True
+                break
+            t.remove()
+        if not done:
             failed.append(i)
-            continue
-        c, box = best
-        placed.append(box)
-        arrow = {"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 3} if c.leader else None
-        ax.annotate(
-            text,
-            (x, y),
-            xytext=(c.dx, c.dy),
-            textcoords="offset points",
-            ha=c.ha,
-            va=c.va,
-            fontsize=fontsize,
-            color=color,
-            arrowprops=arrow,
-            zorder=6,
-        )
     return failed
 
 
