@@ -209,7 +209,9 @@ def test_suite_plot_labels_do_not_overlap():
 
     fig = perfmodel.plot_roofline(preds)
     ax = fig.axes[0]
-    renderer = FigureCanvasAgg(fig).get_renderer()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
     from matplotlib.text import Text
 
     # the text itself (an annotation's own extent includes its leader line)
