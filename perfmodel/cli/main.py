@@ -20,7 +20,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "roofline": ("perfmodel.cli.cmd_roofline", "roofline_command", "Hierarchical roofline of a GPU."),
     "predict": ("perfmodel.cli.cmd_predict", "predict_command", "Predict time and bound of kernels."),
     "validate": ("perfmodel.cli.cmd_validate", "validate_command", "Read rocprof output and compare."),
-    "kernels": ("perfmodel.cli.cmd_kernels", "kernels_command", "Every kernel family and its case keys."),
+    "kernels": ("perfmodel.cli.cmd_kernels", "kernels_command", "Kernel model families and their case keys (predict)."),
+    "kernel": ("perfmodel.cli.cmd_kernel", "kernel_group", "Included Triton kernels: list, inspect compiled code."),
+    "profile": ("perfmodel.cli.cmd_profile", "profile_command", "Plan (and run) the rocprofv3 measurement."),
 }
 
 

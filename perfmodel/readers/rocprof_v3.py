@@ -8,6 +8,7 @@ dispatches by (kernel, grid, occurrence).
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from perfmodel.errors import InputError
@@ -93,8 +94,13 @@ def read(path: Path) -> Workload:
     if agents:
         wl.sysinfo = read_agent_info(agents[0])
         wl.gfx = wl.sysinfo.get("gfx", "")
+    # counter passes planned by `perfmodel profile` (out/pass_N/) are one run each: join them
+    passes = [p for p in counters if re.fullmatch(r"pass_\d+", p.parent.name)]
     for p in counters:
-        wl.dispatches += long_csv.read(p)
+        if p not in passes:
+            wl.dispatches += long_csv.read(p)
+    if passes:
+        wl.dispatches += join.merge_passes(None, [long_csv.read(p) for p in passes], f"{len(passes)} counter passes")
     if traces:
         timing = [d for p in traces for d in read_kernel_trace(p)]
         if wl.dispatches:
