@@ -43,8 +43,10 @@ class Bar:
             fill = int(f * 30)
             eta = el / f - el if f > 0 else 0
             line = f"{self.label} [{'#' * fill}{'.' * (30 - fill)}] {self.done:,}/{self.total:,} {el:.0f}s, ~{eta:.0f}s left"
-        else:
+        elif self.done:
             line = f"{self.label} ... {self.done:,} {el:.0f}s"
+        else:
+            line = f"{self.label} ..."
         self.stream.write("\r" + line[:120])
         self.stream.flush()
 

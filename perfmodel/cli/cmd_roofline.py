@@ -156,15 +156,16 @@ def _points(model, cases, measured, top, kernel_filter, manifest, points_csv, mo
         from perfmodel.cases import load_case_file
         from perfmodel.plots.points import prediction_points
         from perfmodel.prediction import evaluate, normalize_all
-        from perfmodel.progress import progress
 
         raws = load_case_file(cases)
         preds = evaluate(normalize_all(raws, [m.arch for m in models], source=cases))
-        points = prediction_points(progress(preds, "plotting cases", min_items=2000))
+        points = prediction_points(preds)
     if measured:
         from perfmodel.plots.points import measured_points, points_table
+        from perfmodel.progress import status
 
-        mpoints, arrows = measured_points(measured, model.arch, top=top, name=kernel_filter, manifest=manifest)
+        with status(f"validating {measured} (reading the trace, deriving counters, predicting)"):
+            mpoints, arrows = measured_points(measured, model.arch, top=top, name=kernel_filter, manifest=manifest)
         points += mpoints
         if points_csv:
             from perfmodel.output import render, write_atomic

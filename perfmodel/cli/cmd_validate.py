@@ -51,12 +51,23 @@ def validate_command(
     perfmodel validate workloads/mixbench/mi200 --per-dispatch --format jsonl
     perfmodel validate run/ --cases manifest.yaml -o report.md
     """
-    from perfmodel.validate import validate
-
     target = report or output
     if target and ctx.get_parameter_source("fmt") == click.core.ParameterSource.DEFAULT:
         fmt = SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
-    v = validate(
+    from perfmodel.progress import status
+
+    with status(f"validating {workload} (reading the trace, deriving counters, predicting)"):
+        v = _run(workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top)
+    text = v.render(fmt)
+    emit(text, target)
+    if target and fmt in ("table", "md"):
+        click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
+
+
+def _run(workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top):
+    from perfmodel.validate import validate
+
+    return validate(
         workload,
         arch=arch,
         manifest=manifest,
@@ -66,7 +77,3 @@ def validate_command(
         kernel_filter=kernel_filter,
         top=top,
     )
-    text = v.render(fmt)
-    emit(text, target)
-    if target and fmt in ("table", "md"):
-        click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)

@@ -66,10 +66,15 @@ def plot_roofline(
     """
     points = [p for p in points if p.xy() is not None]
     arrows = list(arrows)
-    fig = new_figure()
-    ax = fig.add_axes([0.065, 0.09, 0.60, 0.80])
-    panel = fig.add_axes([0.69, 0.06, 0.30, 0.83])
-    panel.axis("off")
+    if points or others:
+        fig = new_figure()
+        ax = fig.add_axes([0.065, 0.09, 0.60, 0.80])
+        panel = fig.add_axes([0.69, 0.06, 0.30, 0.83])
+        panel.axis("off")
+    else:  # ceilings only: the whole width, the legend inside the empty lower right
+        fig = new_figure(11, 7.5)
+        ax = fig.add_axes([0.08, 0.09, 0.89, 0.80])
+        panel = None
     arch = model.arch
     if ridge_dtype is None:
         dts = [p.dtype for p in points if p.dtype]
@@ -101,14 +106,15 @@ def plot_roofline(
     obstacles += _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, arch.key if others else None, obstacles + markers)
     _draw_points(ax, points, arrows, all_levels, multi=bool(others), arch_order=[m.arch.key for m in (model, *others)])
     keyed = _label_points(ax, points, layout.as_boxes(obstacles))
-    ax.set_xlabel("arithmetic intensity (FLOP per byte at the point's binding level)")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte" + (" at the point's binding level)" if points else " at each level)"))
     ax.set_ylabel("performance (TFLOP/s)")
     archs = ", ".join([f"{model.arch.name}"] + [o.arch.name for o in others])
-    fig.text(0.065, 0.95, title or f"{archs}: hierarchical roofline", fontsize=13, ha="left", va="bottom")
+    fig.text(ax.get_position().x0, 0.95, title or f"{archs}: hierarchical roofline", fontsize=13, ha="left", va="bottom")
     if subtitle:
-        fig.text(0.065, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
+        fig.text(ax.get_position().x0, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
     ax.grid(True, which="major", ls=":", lw=0.6, alpha=0.6)
-    _legend_panel(panel, points, arrows, keyed, ridge_roof, bool(others), [model, *others], list(notes))
+    _legend_panel(panel if panel is not None else ax, points, arrows, keyed, ridge_roof, bool(others), [model, *others],
+                  list(notes), inside=panel is None)
     if path:
         save(fig, path)
     return fig
@@ -307,7 +313,7 @@ def _label_points(ax, points: list[Point], obstacles) -> list[tuple[int, Point]]
     return keyed
 
 
-def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str]) -> None:
+def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str], inside: bool = False) -> None:
     """Styles (roof lines, filled/hollow, arrows, colours, markers) and the numbered key."""
     from matplotlib.lines import Line2D
 
@@ -350,6 +356,11 @@ def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models,
         for k in sorted({p.kernel for p in points}):
             h.append(Line2D([], [], ls="", marker=style.family_marker(k), color="0.35", ms=7))
             lab.append(k)
+    if inside:
+        leg = panel.legend(h, lab, loc="lower right", fontsize=8, framealpha=0.95, handlelength=2.2)
+        for t in leg.get_texts()[:1]:
+            t.set_fontweight("bold")
+        return
     leg = panel.legend(h, lab, loc="upper left", fontsize=7.5, frameon=False, handlelength=2.2, borderaxespad=0)
     for t, hh in zip(leg.get_texts(), h, strict=True):
         if not hh.get_marker() or hh.get_marker() == "None":
