@@ -114,7 +114,7 @@ def plot_roofline(
         fig.text(ax.get_position().x0, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
     ax.grid(True, which="major", ls=":", lw=0.6, alpha=0.6)
     _legend_panel(panel if panel is not None else ax, points, arrows, keyed, ridge_roof, bool(others), [model, *others],
-                  list(notes), inside=panel is None)
+                  list(notes), inside=panel is None, all_levels=all_levels)
     if path:
         save(fig, path)
     return fig
@@ -313,7 +313,7 @@ def _label_points(ax, points: list[Point], obstacles) -> list[tuple[int, Point]]
     return keyed
 
 
-def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str], inside: bool = False) -> None:
+def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str], inside: bool = False, all_levels: bool = False) -> None:
     """Styles (roof lines, filled/hollow, arrows, colours, markers) and the numbered key."""
     from matplotlib.lines import Line2D
 
@@ -348,6 +348,11 @@ def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models,
         if multi:
             h.append(Line2D([], [], color="0.45", ls=":", marker=">", ms=4))
             lab.append("dotted: same case, next arch")
+        if all_levels:
+            head("faint: the same case at another level")
+            for lv in [lv for lv in style.LEVEL_MARKERS if any(lv in p.bytes and lv != p.level for p in points)]:
+                h.append(Line2D([], [], ls="", marker=style.LEVEL_MARKERS[lv], color=style.LEVEL_COLORS[lv], alpha=0.5, ms=5))
+                lab.append(f"FLOP per {lv} byte")
         head("colour: bound class")
         for b in sorted({p.bound or "unknown" for p in points}):
             h.append(Line2D([], [], ls="", marker="s", color=style.bound_color(b), ms=7))
