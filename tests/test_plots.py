@@ -48,6 +48,8 @@ def test_predict_kernel_help_lists_the_family_keys(cli):
         assert re.search(rf"^\s+{key}\s", section, re.M), key
     plain = cli("predict", "--help").output
     assert "perfmodel kernels" in plain and "Keys of" not in plain
+    assert "Keys of stencil" in cli("predict", "--arch", "mi300x", "stencil", "nx=4", "--help").output
+    assert "Keys of" not in cli("predict", "--cases", "x.yaml", "--help").output  # an option's value is no kernel
 
 
 def test_docs_manifest_example_loads(tmp_path):

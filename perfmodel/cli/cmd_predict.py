@@ -13,10 +13,24 @@ class PredictCommand(click.Command):
     """`perfmodel predict KERNEL --help` adds that family's keys to the help."""
 
     def parse_args(self, ctx, args):
-        first = next((a for a in args if not a.startswith("-")), None)
-        if first and "=" not in first and any(a in ("--help", "-h") for a in args):
-            ctx.meta["perfmodel.kernel"] = first
+        if any(a in ("--help", "-h") for a in args):
+            first = self._first_positional(args)
+            if first and "=" not in first:
+                ctx.meta["perfmodel.kernel"] = first
         return super().parse_args(ctx, args)
+
+    def _first_positional(self, args: list[str]) -> str | None:
+        """The first word that is not an option or an option's value."""
+        takes_value = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag for o in p.opts}
+        skip = False
+        for a in args:
+            if skip:
+                skip = False
+            elif a.startswith("-"):
+                skip = a in takes_value
+            else:
+                return a
+        return None
 
     def format_help(self, ctx, formatter):
         super().format_help(ctx, formatter)
