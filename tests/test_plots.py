@@ -286,3 +286,20 @@ def test_written_files_get_the_usual_mode(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert p.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_every_image_the_docs_show_is_made_by_the_script():
+    """README and docs images come from scripts/make_readme_images.py (one command each)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mri", ROOT / "scripts" / "make_readme_images.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    made = {Path(a[a.index("-o") + 1]).name for a in mod.COMMANDS}
+    made |= {Path(n).stem + "-bandwidth.png" for n in made if n.startswith("suite-")}
+    shown = set()
+    for doc in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        shown |= {Path(m).name for m in re.findall(r"\]\(((?:docs/)?img/[^)]+)\)", doc.read_text())}
+    assert shown and shown <= made, shown - made
+    for name in shown:
+        assert (ROOT / "docs" / "img" / name).is_file(), name

@@ -58,9 +58,13 @@ def write_roofline(
     if ext == "html":
         from perfmodel.plots.html import roofline_html, write_html
 
-        write_html(path, roofline_html(model, on_roof, arrows, title, subtitle, ridge_dtype, others))
-        written.append((path, "interactive roofline"))
         bw_path = str(Path(sibling(path, "bandwidth")).with_suffix(".png"))
+        notes = []
+        if flat:
+            names = ", ".join(dict.fromkeys(p.label for p in flat))
+            notes.append(f"Not on the roofline (no FLOPs or no usable time), see {Path(bw_path).name}: {names}")
+        write_html(path, roofline_html(model, on_roof, arrows, title, subtitle, ridge_dtype, others, notes))
+        written.append((path, "interactive roofline"))
     elif on_roof or not flat:
         import matplotlib.pyplot as plt
 

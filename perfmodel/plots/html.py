@@ -74,8 +74,9 @@ def roofline_html(
     subtitle: str | None = None,
     ridge_dtype: str | None = None,
     others: Sequence[RooflineModel] = (),
+    notes: Sequence[str] = (),
 ) -> str:
-    """The whole HTML document as text."""
+    """The whole HTML document as text (``notes``: lines shown under the plot)."""
     from perfmodel.plots.roofline_plot import _group_roofs, _limits
 
     points = [p for p in points if p.xy() is not None]
@@ -190,7 +191,8 @@ def roofline_html(
         h=H,
         body=body,
         data=json.dumps(data).replace("</", "<\\/"),
-        basis=html.escape(MODEL_BASIS + ".") if any(p.kind == MEASURED for p in points) else "",
+        basis=(html.escape(MODEL_BASIS + ".") if any(p.kind == MEASURED for p in points) else "")
+        + "".join(f"<br>{html.escape(n)}" for n in notes),
     )
 
 
