@@ -38,6 +38,7 @@ _LAZY = {
     "plot_bandwidth": ("perfmodel.plots.api", "plot_bandwidth"),
     "plot_times": ("perfmodel.plots.api", "plot_times"),
     "plot_terms": ("perfmodel.plots.api", "plot_terms"),
+    "plot_bound_map": ("perfmodel.plots.api", "plot_bound_map"),
 }
 
 __all__ = sorted(_LAZY)

@@ -75,16 +75,9 @@ cells = [
         "Ms = 2 ** np.arange(0, 15)\n"
         "Ns = 2 ** np.arange(6, 16)\n"
         "s = perfmodel.sweep('gemm', 'mi300x', 'bf16', m=Ms[:, None], n=Ns[None, :], k=8192)\n"
-        "classes = sorted(set(s.bound.ravel().tolist()))\n"
-        "codes = np.vectorize(classes.index)(s.bound)\n"
-        "fig, ax = plt.subplots(figsize=(7, 5))\n"
-        "ax.imshow(codes, origin='lower', aspect='auto', cmap='tab10', vmin=0, vmax=9)\n"
-        "ax.set_xticks(range(len(Ns)), Ns, rotation=90); ax.set_yticks(range(len(Ms)), Ms)\n"
-        "ax.set_xlabel('N'); ax.set_ylabel('M'); ax.set_title('bound class of a bf16 GEMM on MI300X, K = 8192')\n"
-        "handles = [plt.Rectangle((0, 0), 1, 1, color=plt.cm.tab10(i)) for i in range(len(classes))]\n"
-        "ax.legend(handles, classes, loc='upper left', fontsize=8)\n"
         "assert s.bound.shape == (len(Ms), len(Ns))\n"
-        "print('bound classes on the map:', ', '.join(classes))"
+        "print('bound classes on the map:', ', '.join(sorted(set(s.bound.ravel().tolist()))))\n"
+        "perfmodel.plot_bound_map(s, x=Ns, y=Ms, xlabel='N', ylabel='M', title='bf16 GEMM on MI300X, K = 8192')"
     ),
     nbf.v4.new_markdown_cell(
         "## Flash attention forward against sequence length (batch 1, 32 heads, 8 KV heads, d = 128, causal)"

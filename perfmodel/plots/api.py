@@ -115,3 +115,35 @@ def plot_terms(preds: Iterable, *, path: str | None = None, title: str | None = 
     from perfmodel.plots.charts import plot_terms as draw
 
     return _detach(draw(list(preds), path, title))
+
+
+def plot_bound_map(sweep, x, y, *, xlabel: str = "", ylabel: str = "", title: str | None = None, path: str | None = None):
+    """A 2-D map of bound classes from `perfmodel.sweep` over ``y`` (rows) x ``x`` (columns),
+    coloured as on the roofline (compute red, memory levels in their roof's colour, latency grey),
+    the legend beside the map so no cell is hidden."""
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    from perfmodel.plots import style
+    from perfmodel.plots.roofline_plot import new_figure, save
+
+    bound = np.asarray(sweep.bound)
+    if bound.shape != (len(y), len(x)):
+        raise ValueError(f"sweep.bound has shape {bound.shape}; expected (len(y), len(x)) = ({len(y)}, {len(x)})")
+    classes = sorted(set(bound.ravel().tolist()))
+    codes = np.vectorize(classes.index)(bound)
+    fig = new_figure(9, 5.5)
+    ax = fig.add_axes([0.1, 0.14, 0.62, 0.74])
+    cmap = ListedColormap([style.bound_color(c) for c in classes])
+    ax.imshow(codes, origin="lower", aspect="auto", cmap=cmap, vmin=-0.5, vmax=len(classes) - 0.5, interpolation="nearest")
+    ax.set_xticks(range(len(x)), [f"{v:g}" for v in x], rotation=90)
+    ax.set_yticks(range(len(y)), [f"{v:g}" for v in y])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title or "bound class", loc="left")
+    ax.legend([Patch(fc=style.bound_color(c)) for c in classes], classes, loc="upper left", bbox_to_anchor=(1.02, 1),
+              frameon=False, title="bound class", fontsize=9)
+    if path:
+        save(fig, path)
+    return _detach(fig)
