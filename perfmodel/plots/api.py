@@ -92,6 +92,12 @@ def _describe(data, points) -> str | None:
     return f"perfmodel.predict: {n} case{'s' if n != 1 else ''} on {', '.join(archs)}; cold single run unless warm=True"
 
 
+def _describe_preds(preds) -> str:
+    archs = list(dict.fromkeys(p.arch for p in preds))
+    n = len(preds) // max(1, len(archs))
+    return f"perfmodel.predict: {n} case{'s' if n != 1 else ''} on {', '.join(archs)}"
+
+
 def plot_bandwidth(data, arch: str | Arch | None = None, *, path: str | None = None, title: str | None = None):
     """Achieved bandwidth per memory level against the level ceilings (for kernels without FLOPs,
     or any kernel: every point of ``data`` is drawn)."""
@@ -107,14 +113,16 @@ def plot_times(preds: Iterable, *, path: str | None = None, title: str | None = 
     """Predicted time per case, one bar per GPU (``perfmodel.predict(..., arch=[a, b])``)."""
     from perfmodel.plots.charts import plot_times as draw
 
-    return _detach(draw(list(preds), path, title))
+    preds = list(preds)
+    return _detach(draw(preds, path, title, subtitle=_describe_preds(preds)))
 
 
 def plot_terms(preds: Iterable, *, path: str | None = None, title: str | None = None):
     """Each case's time terms as stacked bars, the predicted time marked."""
     from perfmodel.plots.charts import plot_terms as draw
 
-    return _detach(draw(list(preds), path, title))
+    preds = list(preds)
+    return _detach(draw(preds, path, title, subtitle=_describe_preds(preds)))
 
 
 def plot_bound_map(sweep, x, y, *, xlabel: str = "", ylabel: str = "", title: str | None = None, path: str | None = None):

@@ -100,10 +100,15 @@ def plot_roofline(
     else:
         lines = _compute_lines(roofs, None, cmap=plt.get_cmap("Greys"))
     obstacles += _draw_compute_lines(ax, lines, xlim)
+    roof_key: list[tuple[str, str, str]] = []  # several GPUs: the memory roofs are named in the legend
     for i, om in enumerate(others, 1):
-        obstacles += _draw_other_arch(ax, om, ridge_dtype, ai, style.arch_color(i), obstacles + markers)
+        roof_key.append(_draw_other_arch(ax, om, ridge_dtype, ai, style.arch_color(i)))
     mem_top = ridge_roof["theoretical"] if (others and ridge_roof) else top
-    obstacles += _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, arch.key if others else None, obstacles + markers)
+    if others:  # the first GPU: device memory and the levels its cases bind at, named in the legend
+        levels = {arch.memory_level} | {p.level for p in points if p.arch == arch.key}
+        roof_key[:0] = _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, arch.key, [], levels=levels, label=False)
+    else:
+        obstacles += _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, None, obstacles + markers)
     _draw_points(ax, points, arrows, all_levels, multi=bool(others), arch_order=[m.arch.key for m in (model, *others)])
     keyed = _label_points(ax, points, layout.as_boxes(obstacles))
     ax.set_xlabel("arithmetic intensity (FLOP per byte" + (" at the point's binding level)" if points else " at each level)"))
@@ -114,7 +119,7 @@ def plot_roofline(
         fig.text(ax.get_position().x0, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
     ax.grid(True, which="major", ls=":", lw=0.6, alpha=0.6)
     _legend_panel(panel if panel is not None else ax, points, arrows, keyed, ridge_roof, bool(others), [model, *others],
-                  list(notes), inside=panel is None, all_levels=all_levels)
+                  list(notes), inside=panel is None, all_levels=all_levels, roof_key=roof_key)
     if path:
         save(fig, path)
     return fig
@@ -194,14 +199,20 @@ def _marker_box(ax, p: Point) -> layout.Box:
     return (x - 6, y - 6, x + 6, y + 6)
 
 
-def _draw_memory_roofs(ax, model: RooflineModel, ridge_roof: dict | None, ai, top: float, arch_key: str | None, obstacles) -> list:
+def _draw_memory_roofs(
+    ax, model: RooflineModel, ridge_roof: dict | None, ai, top: float, arch_key: str | None, obstacles,
+    levels: set[str] | None = None, label: bool = True,
+) -> list:
     """Slanted roofs per level, theoretical dashed and achievable solid, each labelled along its
-    line where the label hits no other; ridge points (circles) against ``ridge_roof``."""
+    line where the label hits no other; ridge points (circles) against ``ridge_roof``. With
+    ``label=False`` returns (colour, linestyle, text) legend entries instead of label segments."""
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
     boxes: list = []
     peak = ridge_roof["theoretical"] if ridge_roof else top
     for m in sorted(model.memory, key=lambda m: -m.theoretical):
+        if levels is not None and m.name not in levels:
+            continue
         color = style.LEVEL_COLORS.get(m.name, "k")
         ax.plot(ai, np.minimum(ai * m.theoretical, top) / 1e12, ls="--", lw=1.1, color=color, zorder=2)
         if m.achievable:
@@ -210,7 +221,10 @@ def _draw_memory_roofs(ax, model: RooflineModel, ridge_roof: dict | None, ai, to
         ax.plot([r], [peak / 1e12], marker="o", ms=5, mfc="white", color=color, zorder=4)
         bw = f"{m.theoretical / 1e12:.3g} TB/s" + (f" ({m.achievable / 1e12:.3g} achievable)" if m.achievable else "")
         text = f"{(arch_key + ' ') if arch_key else ''}{m.name}: {bw}, ridge {r:,.0f} F/B"
-        boxes += _label_along(ax, renderer, text, m.theoretical, color, boxes + list(obstacles), top)
+        if label:
+            boxes += _label_along(ax, renderer, text, m.theoretical, color, boxes + list(obstacles), top)
+        else:
+            boxes.append((color, "--", text))
     return boxes
 
 
@@ -245,16 +259,15 @@ def _label_along(ax, renderer, text: str, bw: float, color, segs: list, top: flo
     return []
 
 
-def _draw_other_arch(ax, om: RooflineModel, ridge_dtype: str | None, ai, color, obstacles) -> list:
+def _draw_other_arch(ax, om: RooflineModel, ridge_dtype: str | None, ai, color) -> tuple[str, str, str]:
     """Another GPU on the same axes: its device-memory roof (dash-dot, in the GPU's colour) up to
-    its compute roof for the dtype."""
-    renderer = ax.figure.canvas.get_renderer()
+    its compute roof for the dtype. Returns its legend entry."""
     roof = _roof_for(_group_roofs([c for c in om.compute if not c.sparse]), ridge_dtype)
     mem = next(m for m in om.memory if m.name == om.arch.memory_level)
     top = roof["theoretical"] if roof else 1e18
     ax.plot(ai, np.minimum(ai * mem.theoretical, top) / 1e12, ls="-.", lw=1.4, color=color, zorder=2)
-    text = f"{om.arch.key} {mem.name}: {mem.theoretical / 1e12:.3g} TB/s, ridge {top / mem.theoretical:,.0f} F/B"
-    return _label_along(ax, renderer, text, mem.theoretical, color, list(obstacles), top)
+    bw = f"{mem.theoretical / 1e12:.3g} TB/s" + (f" ({mem.achievable / 1e12:.3g} achievable)" if mem.achievable else "")
+    return color, "-.", f"{om.arch.key} {mem.name}: {bw}, ridge {top / mem.theoretical:,.0f} F/B"
 
 
 def _draw_points(ax, points: list[Point], arrows: list[Arrow], all_levels: bool, multi: bool, arch_order=()) -> None:
@@ -313,7 +326,8 @@ def _label_points(ax, points: list[Point], obstacles) -> list[tuple[int, Point]]
     return keyed
 
 
-def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str], inside: bool = False, all_levels: bool = False) -> None:
+def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str], inside: bool = False, all_levels: bool = False,
+                  roof_key: Sequence[tuple[str, str, str]] = ()) -> None:
     """Styles (roof lines, filled/hollow, arrows, colours, markers) and the numbered key."""
     from matplotlib.lines import Line2D
 
@@ -328,10 +342,14 @@ def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models,
     h += [Line2D([], [], ls="--", color="0.4"), Line2D([], [], ls="-", color="0.4", lw=1.8), Line2D([], [], ls="", marker="o", mfc="white", color="0.4")]
     lab += ["theoretical peak", "achievable (spec's benchmark)", f"ridge point vs {ridge_roof['name'] if ridge_roof else 'top roof'}"]
     if multi:
-        head("GPUs (roof colour, marker edge)")
+        head("GPUs (compute roof colour, marker edge)")
         for i, m in enumerate(models):
-            h.append(Line2D([], [], ls="-" if i == 0 else "-.", color=style.arch_color(i), marker="o", mfc="white", mec=style.arch_color(i), mew=1.6))
-            lab.append(f"{m.arch.key}" + (" (all levels)" if i == 0 else f": {m.arch.memory_level} roof"))
+            h.append(Line2D([], [], ls="", color=style.arch_color(i), marker="o", mfc="white", mec=style.arch_color(i), mew=1.6))
+            lab.append(f"{m.arch.key} ({m.arch.name})")
+        head("memory roofs")
+        for color, ls, text in roof_key:
+            h.append(Line2D([], [], ls=ls, color=color, lw=1.4))
+            lab.append(text)
     if points:
         kinds = {p.kind for p in points}
         head("points (one per case, at its binding level)")
