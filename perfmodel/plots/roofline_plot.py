@@ -395,13 +395,16 @@ def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models,
         renderer = panel.figure.canvas.get_renderer()
         bb = leg.get_window_extent(renderer).transformed(panel.transAxes.inverted())
         wide = 44 if len(keyed) <= 24 else 22
-        lines = [f"{n:>2} {_cut(p.label, wide):<{wide}} {_key_time(p)}".rstrip() for n, p in keyed]
-        y = bb.y0 - 0.02
         measured = any(p.kind == MEASURED for _, p in keyed)
+        if measured:  # kernel names are long: the times go on a second line
+            lines = [x for n, p in keyed for x in (f"{n:>2} {_cut(p.label, 66)}", f"   {_key_time(p)}")]
+        else:
+            lines = [f"{n:>2} {_cut(p.label, wide):<{wide}} {_key_time(p)}".rstrip() for n, p in keyed]
+        y = bb.y0 - 0.02
         head_text = "numbers on the plot: " + ("kernel, measured vs predicted time (error)" if measured else "case, predicted time")
         panel.text(0, y, head_text, va="top", ha="left", fontsize=7.5, fontweight="bold", transform=panel.transAxes)
         y -= 0.03
-        per_col = max(1, int((y - 0.0) / 0.0165))
+        per_col = max(2, int((y - 0.0) / 0.0165) // (2 if measured else 1) * (2 if measured else 1))
         cols = [lines[i : i + per_col] for i in range(0, len(lines), per_col)]
         width = 1.0 / max(1, len(cols))
         fs = 6.5 if len(cols) == 1 else 6.0
