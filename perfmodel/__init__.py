@@ -6,6 +6,11 @@ The Python API for notebooks::
     perfmodel.predict("gemm", "mi300x", dtype="bf16", m=4096, n=4096, k=4096)
     perfmodel.sweep("gemm", "mi300x", "bf16", m=M[:, None], n=N[None, :], k=4096).bound
     perfmodel.load_arch("mi355x").peak_flops("mfma", "fp8")
+    perfmodel.validate("workloads/mixbench/mi200")     # rocprof output beside the model
+    perfmodel.plot_roofline(preds)                     # a figure (Jupyter shows it inline)
+    perfmodel.kernels()                                # every kernel family and its keys
+
+Results show as tables in Jupyter, have ``.rows`` (dicts) and ``.to_pandas()`` (with pandas).
 
 Names are imported on first use, so ``import perfmodel`` (and the CLI) start fast.
 """
@@ -28,6 +33,14 @@ _LAZY = {
     "read_workload": ("perfmodel.readers", "read_workload"),
     "analyze": ("perfmodel.frontend", "analyze"),
     "analyze_model": ("perfmodel.frontend", "analyze_model"),
+    "validate": ("perfmodel.validate", None),  # the package is callable: validate(path)
+    "Validation": ("perfmodel.validate.report", "Validation"),
+    "kernels": ("perfmodel.tables", "kernels"),
+    "plot_roofline": ("perfmodel.plots.api", "plot_roofline"),
+    "plot_bandwidth": ("perfmodel.plots.api", "plot_bandwidth"),
+    "plot_times": ("perfmodel.plots.api", "plot_times"),
+    "plot_terms": ("perfmodel.plots.api", "plot_terms"),
+    "plot_bound_map": ("perfmodel.plots.api", "plot_bound_map"),
 }
 
 __all__ = sorted(_LAZY)
@@ -38,7 +51,8 @@ def __getattr__(name: str):
         import importlib
 
         mod, attr = _LAZY[name]
-        value = getattr(importlib.import_module(mod), attr)
+        value = importlib.import_module(mod)
+        value = getattr(value, attr) if attr else value
         globals()[name] = value
         return value
     raise AttributeError(f"module 'perfmodel' has no attribute {name!r}")

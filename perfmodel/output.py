@@ -156,6 +156,9 @@ def write_atomic(path: str, data: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it owner-only; a written file gets the usual mode
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -378,6 +378,12 @@ class Predictions(list):
     def to_dicts(self) -> list[dict]:
         return self.rows
 
+    def to_pandas(self):
+        """A pandas DataFrame, one row per prediction (needs pandas; perfmodel does not install it)."""
+        from perfmodel.tables import to_pandas
+
+        return to_pandas(self.rows)
+
     def _repr_html_(self) -> str:
         from perfmodel.tables import html_table
 

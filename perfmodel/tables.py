@@ -54,12 +54,13 @@ def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]
     return out, cols
 
 
-def render_predictions(rows: list[dict], fmt: str, detail: bool = False) -> str:
-    """`perfmodel predict` output: contract rows as JSON, a compact table otherwise."""
+def render_predictions(rows: list[dict], fmt: str, detail: bool = False, title: str | None = None) -> str:
+    """`perfmodel predict` output: contract rows as JSON, a compact table otherwise; ``title``
+    says what was run (the default is the command name)."""
     if fmt in ("json", "jsonl"):
         return render(rows, fmt)
     trows, cols = predict_table(rows, detail or fmt == "csv")
-    return render(trows, fmt, columns=cols, headers=PREDICT_HEADERS, title=None if fmt == "csv" else "perfmodel predict")
+    return render(trows, fmt, columns=cols, headers=PREDICT_HEADERS, title=None if fmt == "csv" else (title or "perfmodel predict"))
 
 
 # --- perfmodel validate ------------------------------------------------------------------------
@@ -119,6 +120,64 @@ def render_validation(v, fmt: str) -> str:
     return text
 
 
+def validation_html(v) -> str:
+    """A `Validation` in Jupyter: the compact table and its notes."""
+    import html
+
+    mode = "per dispatch" if v.per_dispatch else "per kernel (ratio of sums)"
+    head = f"<p><b>perfmodel validate {html.escape(str(v.path))} on {html.escape(v.arch.name)} ({v.arch.key}), {mode}</b></p>"
+    rows = validation_table(v)
+    notes = "".join(f"<br><i>note: {html.escape(n)}</i>" for n in v.notes)
+    return head + html_table(rows, VALIDATE_COLUMNS) + notes
+
+
+# --- Jupyter and scripts -----------------------------------------------------------------------
+def to_pandas(rows: list[dict]):
+    """A pandas DataFrame of ``rows`` (nested mappings flattened to ``bytes.hbm`` columns).
+
+    pandas is optional (never a dependency of perfmodel): without it this says how to get it."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("to_pandas() needs pandas, which perfmodel does not install: pip install pandas") from None
+    from perfmodel.output import _flatten
+
+    return pd.DataFrame([_flatten(r) for r in rows])
+
+
+class Table:
+    """Rows with a title: a table in Jupyter, text in a terminal, ``.rows``, ``.to_pandas()``."""
+
+    def __init__(self, rows: list[dict], title: str | None = None, columns: Sequence[str] | None = None):
+        self.rows = rows
+        self.title = title
+        self.columns = list(columns) if columns else list(dict.fromkeys(k for r in rows for k in r))
+
+    def to_pandas(self):
+        return to_pandas(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def _repr_html_(self) -> str:
+        head = f"<p><b>{self.title}</b></p>" if self.title else ""
+        return head + html_table(self.rows, self.columns)
+
+    def __repr__(self) -> str:
+        return render(self.rows, "table", columns=self.columns, title=self.title)
+
+
+def kernels(*names: str) -> Table:
+    """Every kernel family (or the named ones) with its keys: type, default, allowed values."""
+    from perfmodel.models.registry import all_models, get_model
+
+    models = [get_model(n) for n in names] if names else [all_models()[k] for k in sorted(all_models())]
+    return Table(kernel_key_rows(kernel_families(models)), "kernel families and their case keys")
+
+
 # --- Jupyter -----------------------------------------------------------------------------------
 def _html_cell(v) -> str:
     import html
@@ -133,3 +192,89 @@ def html_table(rows: list[dict], columns: Sequence[str]) -> str:
     head = "".join(f"<th>{c}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{_html_cell(r.get(c))}</td>" for c in columns) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+# --- perfmodel kernels -------------------------------------------------------------------------
+def _param_default(p):
+    return None if p.required else p.default
+
+
+def kernel_families(models) -> list[dict]:
+    """One dict per family: name, what it models, its default dtype and its parameters."""
+    out = []
+    for m in models:
+        params = []
+        for p in m.params.values():
+            params.append(
+                {
+                    "name": p.name,
+                    "type": p.kind.__name__,
+                    "required": p.required,
+                    "default": _param_default(p),
+                    "choices": list(p.choices) or None,
+                    "minimum": p.minimum if p.kind in (int, float) else None,
+                    "help": p.help,
+                }
+            )
+        out.append(
+            {
+                "kernel": m.name,
+                "doc": m.doc,
+                "default_dtype": m.default_dtype,
+                "identifies_profiled_kernels": m.identify is not None,
+                "params": params,
+            }
+        )
+    return out
+
+
+def _allowed(p: dict) -> str:
+    if p["choices"]:
+        return ", ".join(str(c) for c in p["choices"])
+    if p["type"] == "bool":
+        return "true, false"
+    if p["minimum"] is not None:
+        return f">= {p['minimum']:g}"
+    return ""
+
+
+def kernel_key_rows(families: list[dict]) -> list[dict]:
+    """Flat rows, one per (family, key), for table/md/csv."""
+    rows = []
+    for f in families:
+        for p in f["params"]:
+            rows.append(
+                {
+                    "kernel": f["kernel"],
+                    "key": p["name"],
+                    "type": p["type"],
+                    "default": "(required)" if p["required"] else p["default"],
+                    "allowed": _allowed(p),
+                    "meaning": p["help"],
+                }
+            )
+    return rows
+
+
+def render_kernels(families: list[dict], fmt: str) -> str:
+    """`perfmodel kernels`: JSON keeps one object per family; the tables one row per key."""
+    if fmt in ("json", "jsonl"):
+        return render(families, fmt)
+    rows = kernel_key_rows(families)
+    text = render(rows, fmt, title=None if fmt == "csv" else "perfmodel kernels: case keys per family (key=value)")
+    if fmt in ("table", "md"):
+        lines = [f"{f['kernel']:14s} {f['doc']} [default dtype {f['default_dtype']}]" for f in families]
+        text += "\n" + "\n".join(lines) + "\n"
+        text += "\nEvery case also takes id, arch, dtype. Sizes are element counts.\n"
+    return text
+
+
+def family_help(model) -> str:
+    """The keys of one family as plain text, for `perfmodel predict KERNEL --help`."""
+    rows = kernel_key_rows(kernel_families([model]))
+    lines = [f"{model.name}: {model.doc} (default dtype {model.default_dtype})", ""]
+    for r in rows:
+        d = "required" if r["default"] == "(required)" else f"default {fmt_cell(r['default'])}"
+        extra = f"; {r['allowed']}" if r["allowed"] else ""
+        lines.append(f"  {r['key']:<16}{r['type']}, {d}{extra}" + (f". {r['meaning']}" if r["meaning"] else ""))
+    return "\n".join(lines)

@@ -78,7 +78,7 @@ def test_roofline_measured_png_and_points_csv(cli, tmp_path):
     assert r.exit_code == 0, r.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = csv.read_text().splitlines()
-    assert lines[0] == "kernel,kind,level,flops,bytes,ai,tflops,time_us"
+    assert lines[0] == "kernel,family,kind,level,binding,flops,bytes,ai,tflops,gbs,time_us"
     assert any(",measured,hbm," in x for x in lines) and any(",predicted,hbm," in x for x in lines)
     r = cli("roofline", "--measured", VCOPY_MI200, "--per-kernel", "-o", str(tmp_path / "k.png"))
     assert r.exit_code == 0, r.output

@@ -2,12 +2,56 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from perfmodel.cli.options import emit, format_option, output_option
 
 
-@click.command("predict", context_settings={"ignore_unknown_options": False})
+class PredictCommand(click.Command):
+    """`perfmodel predict KERNEL --help` adds that family's keys to the help."""
+
+    def parse_args(self, ctx, args):
+        if any(a in ("--help", "-h") for a in args):
+            first = self._first_positional(args)
+            if first and "=" not in first:
+                ctx.meta["perfmodel.kernel"] = first
+        return super().parse_args(ctx, args)
+
+    def _first_positional(self, args: list[str]) -> str | None:
+        """The first word that is not an option or an option's value."""
+        takes_value = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag for o in p.opts}
+        skip = False
+        for a in args:
+            if skip:
+                skip = False
+            elif a.startswith("-"):
+                skip = a in takes_value
+            else:
+                return a
+        return None
+
+    def format_help(self, ctx, formatter):
+        super().format_help(ctx, formatter)
+        name = ctx.meta.get("perfmodel.kernel")
+        if not name:
+            formatter.write("\nKernel families and their keys: perfmodel kernels\n")
+            return
+        from perfmodel.errors import InputError
+        from perfmodel.models.registry import get_model
+        from perfmodel.tables import family_help
+
+        try:
+            text = family_help(get_model(name))
+        except InputError as e:
+            text = f"error: {e}"
+        with formatter.section(f"Keys of {name} (key=value)"):
+            for line in text.splitlines():
+                formatter.write(line + "\n")
+
+
+@click.command("predict", cls=PredictCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("kernel", required=False)
 @click.argument("params", nargs=-1)
 @click.option("--arch", "archs", multiple=True, help="Arch key or archspec path; repeat (or comma-separate) for a side-by-side comparison. [default: mi300x]")
@@ -17,10 +61,23 @@ from perfmodel.cli.options import emit, format_option, output_option
 @click.option("--warm", is_flag=True, help="Steady state of a repeated kernel: inputs that fit a cache are served from it (default: one cold run).")
 @click.option("--keep-going", is_flag=True, help="Predict every valid case and write its row; report the invalid ones on stderr (exit status 2 if any).")
 @click.option("--terms", is_flag=True, help="Table/csv/md: add every time term and the bytes per level.")
-@click.option("-o", "plot", default=None, help="Also place the cases on the roofline of the first arch (.png/.svg/.pdf).")
+@click.option(
+    "-o",
+    "plot",
+    default=None,
+    help="Also draw the cases: .png/.svg/.pdf, or .html for an interactive roofline (one self-contained file).",
+)
+@click.option(
+    "--chart",
+    type=click.Choice(["roofline", "times", "terms"]),
+    default="roofline",
+    show_default=True,
+    help="With -o: the roofline (every arch on one plot), the time per case across GPUs, or each case's time terms.",
+)
+@click.option("--all-levels", is_flag=True, help="With -o roofline: a marker at every memory level, not only the binding one.")
 @format_option
 @output_option
-def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, keep_going, terms, plot, fmt, output) -> None:
+def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, keep_going, terms, plot, chart, all_levels, fmt, output) -> None:
     """Predict time, bound class and headroom from a kernel's shape.
 
     \b
@@ -28,14 +85,16 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, keep_
     perfmodel predict attention batch=1 heads=32 seq_q=8192 head_dim=128 causal=true --arch mi300x,mi355x
     perfmodel predict --cases kernels/suite.yaml --format jsonl
     perfmodel predict --suite --arch mi300x -o suite.png
+    perfmodel predict --suite --arch mi300x,mi355x --chart times -o times.png
 
+    The keys of each kernel: perfmodel kernels, or perfmodel predict KERNEL --help.
     Every invalid case is reported (one line each); without --keep-going nothing is written
     then. --suite skips the cases a GPU has no rate for (an fp8 GEMM on MI100) and says so.
     """
     from perfmodel.arch import DEFAULT_ARCH
     from perfmodel.cases import load_case_file, parse_kv
     from perfmodel.errors import InputError, InputErrors
-    from perfmodel.prediction import evaluate, normalize_all
+    from perfmodel.prediction import normalize_all
     from perfmodel.tables import render_predictions
 
     arch_list = [a for spec in archs for a in spec.split(",") if a] or None
@@ -56,24 +115,84 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, keep_
         raw = parse_kv(list(params))
         raw.setdefault("kernel", kernel)
         raws, source = [raw], None
+    if plot:
+        from perfmodel.plots import plot_format
+
+        plot_format(plot)  # a bad suffix fails before any work
+        if chart != "roofline" and plot_format(plot) == "html":
+            raise InputError("--chart times/terms draw .png/.svg/.pdf; the interactive .html is the roofline", key="--chart")
     problems: list[InputError] = []
     cases = normalize_all(raws, arch_list or [DEFAULT_ARCH], dtype, source=source, problems=problems)
-    preds = evaluate(cases, warm=warm, problems=problems)
+    preds = _evaluate(cases, warm, problems)
     problems.sort(key=lambda e: getattr(e, "index", 0))
     skipped = [e for e in problems if suite and e.key == "dtype"]  # the suite on a GPU without that dtype
     errors = [e for e in problems if e not in skipped]
     if errors and not keep_going:
         raise InputErrors(errors)
-    if plot:
-        from perfmodel.plots.points import prediction_points
-        from perfmodel.plots.roofline_plot import plot_roofline
-        from perfmodel.roofline import roofline
-
-        first = preds[0].arch if preds else DEFAULT_ARCH
-        model = roofline(next((c for c in (arch_list or [DEFAULT_ARCH]) if c.endswith(first) or first in c), first))
-        plot_roofline(model, plot, points=prediction_points(p for p in preds if p.arch == model.arch.key))
-    emit(render_predictions([p.row() for p in preds], fmt, detail=terms), output)
+    what = _what_was_run(kernel, cases_file, suite, preds, warm)
+    written = _draw(preds, plot, chart, all_levels, what, dtype, arch_list) if plot else []
+    emit(render_predictions([p.row() for p in preds], fmt, detail=terms, title=what), output)
+    for path, desc in written:
+        click.echo(f"{desc} written to {path}", err=True)
     for e in skipped:
         click.echo(f"note: skipped {e}", err=True)
     if errors:
         raise InputErrors(errors)
+
+
+def _evaluate(cases: list, warm: bool, problems: list) -> list:
+    """Evaluate in chunks so a big --cases file shows a progress bar (on a terminal only)."""
+    from perfmodel.prediction import evaluate
+    from perfmodel.progress import Bar, enabled
+
+    chunk = 20_000
+    if len(cases) <= chunk or not enabled():
+        return evaluate(cases, warm=warm, problems=problems)
+    out = []
+    with Bar("predicting", total=len(cases)) as bar:
+        for i in range(0, len(cases), chunk):
+            part = cases[i : i + chunk]
+            out += evaluate(part, warm=warm, problems=problems)
+            bar.update(len(part))
+    return out
+
+
+def _what_was_run(kernel, cases_file, suite, preds, warm) -> str:
+    """The title line: what was predicted, on which GPUs, under which assumption."""
+    archs = list(dict.fromkeys(p.arch for p in preds))
+    n = len(preds) // max(1, len(archs))
+    if suite:
+        src = f"the built-in suite ({n} cases)"
+    elif cases_file:
+        src = f"{n} case{'s' if n != 1 else ''} from {cases_file}"
+    else:
+        src = kernel or "case"
+        if preds:
+            src = f"{kernel} {preds[0].dtype} " + " ".join(f"{k}={v}" for k, v in preds[0].shape.items())
+    run = "warm (inputs served from cache)" if warm else "cold single run"
+    return f"perfmodel predict: {src} on {', '.join(archs)}; {run}"
+
+
+def _draw(preds, plot: str, chart: str, all_levels: bool, what: str, dtype: str | None, arch_list) -> list[tuple[str, str]]:
+    """Draw the chart; returns (path, what) for every file written."""
+    from perfmodel.plots import write_roofline
+
+    if chart in ("times", "terms"):
+        import matplotlib.pyplot as plt
+
+        from perfmodel.plots.charts import plot_terms, plot_times
+
+        fig = (plot_times if chart == "times" else plot_terms)(preds, plot, subtitle=what)
+        plt.close(fig)
+        return [(plot, f"{chart} chart")]
+    from perfmodel.plots.points import prediction_points
+    from perfmodel.roofline import roofline
+
+    keys = list(dict.fromkeys(p.arch for p in preds))
+    specs = arch_list or []
+    models = [roofline(next((s for s in specs if s == k or Path(s).stem == k), k)) for k in keys]
+    dt = dtype or (max({p.dtype for p in preds}, key=[p.dtype for p in preds].count) if preds else None)
+    return write_roofline(
+        models[0], plot, prediction_points(preds), subtitle=what, ridge_dtype=dt, others=models[1:], all_levels=all_levels
+    )
+

@@ -12,7 +12,8 @@ from perfmodel.cli.options import emit, format_option, output_option
     "--arch",
     "arch",
     default=None,
-    help="Arch key or path to an archspec YAML. [default: mi300x, or the --measured workload's GPU]",
+    help="Arch key or path to an archspec YAML; a,b puts several GPUs on one plot. "
+    "[default: mi300x, or the --measured workload's GPU]",
 )
 @click.option("--dtype", "dtypes", multiple=True, help="Restrict compute roofs to these dtypes (repeatable).")
 @click.option(
@@ -61,7 +62,13 @@ from perfmodel.cli.options import emit, format_option, output_option
     default=None,
     help="With --measured: write the plotted points (kernel, kind, level, AI, TFLOP/s) as CSV.",
 )
-@click.option("-o", "plot", default=None, help="Write the plot to this file (.png, .svg or .pdf).")
+@click.option(
+    "-o",
+    "plot",
+    default=None,
+    help="Write the plot to this file: .png, .svg, .pdf, or .html (interactive, one self-contained file).",
+)
+@click.option("--all-levels", is_flag=True, help="With -o: draw each point at every memory level, not only its binding one.")
 @click.option("--sparse", is_flag=True, help="Also list sparse matrix peaks in the table.")
 @format_option
 @output_option
@@ -76,6 +83,7 @@ def roofline_command(
     per_kernel,
     points_csv,
     plot,
+    all_levels,
     sparse,
     fmt,
     output,
@@ -94,24 +102,54 @@ def roofline_command(
         )
     if per_kernel and not plot:
         raise InputError("--per-kernel needs -o PLOT", key="--per-kernel")
+    if plot:
+        from perfmodel.plots import plot_format
+
+        plot_format(plot)  # a bad suffix fails before any work
     if arch is None and measured:
         from perfmodel.readers import read_workload
         from perfmodel.validate.workload_arch import pick_arch
 
         arch = pick_arch(read_workload(measured))[0].path
-    model = roofline(arch or DEFAULT_ARCH, dtypes=list(dtypes) or None, sparse=sparse)
-    points, arrows = _points(model, cases, measured, top, kernel_filter, manifest, points_csv)
+    keys = [a for a in (arch or DEFAULT_ARCH).split(",") if a]
+    models = [roofline(k, dtypes=list(dtypes) or None, sparse=sparse) for k in keys]
+    model = models[0]
+    points, arrows = _points(model, cases, measured, top, kernel_filter, manifest, points_csv, models)
+    written: list[tuple[str, str]] = []
     if plot:
-        from perfmodel.plots.roofline_plot import plot_roofline
+        from perfmodel.plots import write_roofline
 
+        subtitle = _what_was_run(models, dtypes, cases, measured, points)
         if per_kernel:
-            _per_kernel_plots(model, plot, points, arrows)
+            written = _per_kernel_plots(model, plot, points, arrows, subtitle)
         else:
-            plot_roofline(model, plot, points=points, arrows=arrows)
-    emit(_ceilings_text(model, fmt, plot), output)
+            written = write_roofline(
+                model, plot, points, arrows, subtitle=subtitle, ridge_dtype=dtypes[0] if dtypes else None,
+                others=models[1:], all_levels=all_levels,
+            )
+    text = "".join(_ceilings_text(m, fmt) for m in models)
+    if fmt in ("table", "md"):
+        text += "".join(f"{what} written to {path}\n" for path, what in written)
+    emit(text, output)
+    if output or fmt not in ("table", "md"):
+        for path, what in written:
+            click.echo(f"{what} written to {path}", err=True)
 
 
-def _points(model, cases, measured, top, kernel_filter, manifest, points_csv) -> tuple[list, list]:
+def _what_was_run(models, dtypes, cases, measured, points) -> str:
+    """The line under a plot's title: what is on it and where it came from."""
+    parts = [f"perfmodel roofline --arch {','.join(m.arch.key for m in models)}"]
+    if dtypes:
+        parts.append("dtype " + ", ".join(dtypes))
+    if cases:
+        parts.append(f"cases from {cases}")
+    if measured:
+        kinds = sum(1 for p in points if p.kind == "measured")
+        parts.append(f"{kinds} measured kernel{'s' if kinds != 1 else ''} from {measured}")
+    return " · ".join(parts)
+
+
+def _points(model, cases, measured, top, kernel_filter, manifest, points_csv, models) -> tuple[list, list]:
     """The predicted cases and measured kernels to draw (and the --points-csv file)."""
     points, arrows = [], []
     if cases:
@@ -119,11 +157,15 @@ def _points(model, cases, measured, top, kernel_filter, manifest, points_csv) ->
         from perfmodel.plots.points import prediction_points
         from perfmodel.prediction import evaluate, normalize_all
 
-        points = prediction_points(evaluate(normalize_all(load_case_file(cases), [model.arch], source=cases)))
+        raws = load_case_file(cases)
+        preds = evaluate(normalize_all(raws, [m.arch for m in models], source=cases))
+        points = prediction_points(preds)
     if measured:
         from perfmodel.plots.points import measured_points, points_table
+        from perfmodel.progress import status
 
-        mpoints, arrows = measured_points(measured, model.arch, top=top, name=kernel_filter, manifest=manifest)
+        with status(f"validating {measured} (reading the trace, deriving counters, predicting)"):
+            mpoints, arrows = measured_points(measured, model.arch, top=top, name=kernel_filter, manifest=manifest)
         points += mpoints
         if points_csv:
             from perfmodel.output import render, write_atomic
@@ -132,7 +174,7 @@ def _points(model, cases, measured, top, kernel_filter, manifest, points_csv) ->
     return points, arrows
 
 
-def _ceilings_text(model, fmt: str, plot: str | None) -> str:
+def _ceilings_text(model, fmt: str) -> str:
     """The ceilings table, and in table/md the ridge points against device memory."""
     from perfmodel.output import render
 
@@ -145,28 +187,19 @@ def _ceilings_text(model, fmt: str, plot: str | None) -> str:
         mem = a.memory_level
         ridges = [r for r in model.ridge_points() if r["level"] == mem]
         text += "\n" + render(ridges, fmt, title=f"ridge points against {mem} (FLOP per byte)")
-        if plot:
-            text += f"\nplot written to {plot}\n"
     return text
 
 
-def _per_kernel_plots(model, plot: str, points: list, arrows: list) -> list[str]:
+def _per_kernel_plots(model, plot: str, points: list, arrows: list, subtitle: str) -> list[tuple[str, str]]:
     """One plot per measured kernel: ``out.png`` -> ``out-1.png``, ``out-2.png``, ..."""
-    from pathlib import Path
+    from perfmodel.plots import sibling, write_roofline
+    from perfmodel.plots.points import MEASURED
 
-    from perfmodel.plots.points import MEASURED, PREDICTED
-    from perfmodel.plots.roofline_plot import plot_roofline
-
-    p = Path(plot)
-    mem = model.arch.memory_level
-    kernels = list(dict.fromkeys(pt.kernel for pt in points if pt.kind == MEASURED))
+    kernels = list(dict.fromkeys(pt.label for pt in points if pt.kind == MEASURED))
     written = []
     for i, k in enumerate(kernels, 1):
-        pts = [pt for pt in points if pt.kernel == k]
-        xy = {pt.kind: pt.xy(mem) for pt in pts}
-        arr = [(xy[PREDICTED], xy[MEASURED])] if xy.get(PREDICTED) and xy.get(MEASURED) else []
-        label = next(pt.label for pt in pts if pt.kind == MEASURED)
-        out = str(p.with_name(f"{p.stem}-{i}{p.suffix}"))
-        plot_roofline(model, out, points=pts, arrows=arr, title=f"{model.arch.name}: {label}")
-        written.append(out)
+        pts = [pt for pt in points if pt.label == k]
+        arr = [a for a in arrows if a.meas.label == k]
+        out = sibling(plot, str(i))
+        written += write_roofline(model, out, pts, arr, title=f"{model.arch.name}: {k}", subtitle=subtitle)
     return written

@@ -41,8 +41,7 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
 def validate_command(
     ctx, workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top, report, fmt, output
 ) -> None:
-    """Read rocprof output (file or directory), or a torch.profiler chrome trace (.json/.json.gz),
-    and report, per kernel: measured time, FLOPs per
+    """Read rocprof output (file or directory) and report, per kernel: measured time, FLOPs per
     pipe, bytes per level, intensity, achieved rate against each ceiling and the measured bound;
     for identified kernels (built-in: mixbench, vcopy; or --cases manifest) the prediction, the
     residual term by term and the term that explains most of the difference.
@@ -52,12 +51,11 @@ def validate_command(
     perfmodel validate workloads/mixbench/mi200 --per-dispatch --format jsonl
     perfmodel validate run/ --cases manifest.yaml -o report.md
     """
-    from perfmodel.validate import validate
-
     target = report or output
     if target and ctx.get_parameter_source("fmt") == click.core.ParameterSource.DEFAULT:
         fmt = SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
     from perfmodel import traces
+    from perfmodel.progress import status
 
     if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
         text, n = traces.render(workload, arch=arch, manifest=manifest, fmt=fmt, top=top or 30)
@@ -65,7 +63,18 @@ def validate_command(
         if target and fmt in ("table", "md"):
             click.echo(f"report written to {target} ({n} rows)", err=True)
         return
-    v = validate(
+    with status(f"validating {workload} (reading the trace, deriving counters, predicting)"):
+        v = _run(workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top)
+    text = v.render(fmt)
+    emit(text, target)
+    if target and fmt in ("table", "md"):
+        click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
+
+
+def _run(workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top):
+    from perfmodel.validate import validate
+
+    return validate(
         workload,
         arch=arch,
         manifest=manifest,
@@ -75,7 +84,3 @@ def validate_command(
         kernel_filter=kernel_filter,
         top=top,
     )
-    text = v.render(fmt)
-    emit(text, target)
-    if target and fmt in ("table", "md"):
-        click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)

@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "predict": ("perfmodel.cli.cmd_predict", "predict_command", "Predict time and bound of kernels."),
     "validate": ("perfmodel.cli.cmd_validate", "validate_command", "Read rocprof output and compare."),
     "model": ("perfmodel.cli.cmd_model", "model_command", "Predict a whole transformer step, per op and layer."),
+    "kernels": ("perfmodel.cli.cmd_kernels", "kernels_command", "Kernel model families and their case keys (predict)."),
     "kernel": ("perfmodel.cli.cmd_kernel", "kernel_group", "Included Triton kernels: list, inspect compiled code."),
     "profile": ("perfmodel.cli.cmd_profile", "profile_command", "Plan (and run) the rocprofv3 measurement."),
 }
@@ -82,4 +83,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    import os
+
+    os.environ.setdefault("MPLBACKEND", "Agg")  # plots go to files; no GUI toolkit at start-up
     cli.main(args=argv, prog_name="perfmodel")

@@ -1,31 +1,44 @@
-"""Hierarchical roofline plot: one roof per memory level and per (pipe, dtype).
+"""Hierarchical roofline plot: one roof per memory level and per (pipe, dtype), with cases.
 
-Theoretical roofs dashed, measured (achievable) roofs solid, ridge points marked. Cases (from
-predictions) and measured kernels (from rocprof) are drawn as points, one per memory level.
+Theoretical roofs dashed, achievable (the spec's benchmark figures) solid, ridge points marked
+against the compute roof of the dtype the user selected. Each case is one marker at its binding
+level (`points.binding_level`; ``all_levels=True`` adds the others, faint): colour by bound
+class, marker by kernel family, filled = predicted, hollow = measured, arrow = predicted ->
+measured. Labels are placed without overlaps (`layout`); what does not fit is numbered in a
+key beside the plot. Several archs share one plot when ``others`` is given: their device-memory
+and top compute roofs are drawn in the arch's colour and each case's markers are joined.
 matplotlib is imported here only, so commands that do not plot never load it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from perfmodel.plots.points import PREDICTED, Arrow, Point
+from perfmodel.plots import layout, style
+from perfmodel.plots.points import MEASURED, MODEL_BASIS, PREDICTED, Arrow, Point
 from perfmodel.roofline import RooflineModel
 from perfmodel.vocab import split_flop_key
 
-LEVEL_COLORS = {"lds": "#8c564b", "l1": "#9467bd", "l2": "#2ca02c", "mall": "#ff7f0e", "hbm": "#1f77b4", "vram": "#1f77b4"}
-LEVEL_MARKERS = {"lds": "v", "l1": "^", "l2": "s", "mall": "D", "hbm": "o", "vram": "o"}
+# re-exported for callers of the old module
+LEVEL_COLORS = style.LEVEL_COLORS
+LEVEL_MARKERS = style.LEVEL_MARKERS
+MAX_TEXT_LABELS = 14  # more cases than this (or longer labels): numbers on the plot and a key beside it
+MAX_LABEL_CHARS = 200
 
 
 def _mpl():
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def new_figure(width: float = 13.0, height: float = 7.5):
+    """A figure that does not go through pyplot's figure manager when no backend is interactive:
+    scripts and the CLI leak nothing, notebooks still show it (via `_repr_png_`/display)."""
+    plt = _mpl()
+    return plt.figure(figsize=(width, height), dpi=110)
 
 
 def plot_roofline(
@@ -35,81 +48,94 @@ def plot_roofline(
     title: str | None = None,
     compute: list[str] | None = None,
     arrows: Iterable[Arrow] = (),
+    *,
+    ridge_dtype: str | None = None,
+    all_levels: bool = False,
+    others: Sequence[RooflineModel] = (),
+    subtitle: str | None = None,
+    notes: Sequence[str] = (),
 ):
     """Draw the roofline with ``points`` (predicted or measured kernels) and ``arrows`` from a
     predicted to a measured point.
 
     ``compute`` limits the compute roofs drawn (names like "mfma:bf16"); by default the matrix
-    and vector roofs of every dtype. Returns the matplotlib figure; writes ``path`` if given.
+    and vector roofs of every dtype (at most six, highest first). ``ridge_dtype`` picks the
+    compute roof the ridge points are computed against (default: the dtype most points use,
+    else the highest roof). ``others``: more archs on the same axes. Returns the matplotlib
+    figure; writes ``path`` if given (.png, .svg, .pdf).
     """
-    plt = _mpl()
-    fig, ax = plt.subplots(figsize=(11, 7), dpi=110)
+    points = [p for p in points if p.xy() is not None]
+    arrows = list(arrows)
+    if points or others:
+        fig = new_figure()
+        ax = fig.add_axes([0.065, 0.09, 0.60, 0.80])
+        panel = fig.add_axes([0.69, 0.06, 0.30, 0.83])
+        panel.axis("off")
+    else:  # ceilings only: the whole width, the legend inside the empty lower right
+        fig = new_figure(11, 7.5)
+        ax = fig.add_axes([0.08, 0.09, 0.89, 0.80])
+        panel = None
     arch = model.arch
-    ai = np.logspace(-2, 4, 400)
+    if ridge_dtype is None:
+        dts = [p.dtype for p in points if p.dtype]
+        ridge_dtype = max(set(dts), key=dts.count) if dts else None
     roofs = _group_roofs([c for c in model.compute if (not compute or c.name in compute) and not c.sparse])
-    # keep the plot readable: at most 6 compute roofs, highest first
     roofs = sorted(roofs, key=lambda c: -c["theoretical"])[:6]
-    top = max((c["theoretical"] for c in roofs), default=1e12)
-    _draw_compute_roofs(ax, plt.get_cmap("Greys"), roofs, ai)
-    _draw_memory_roofs(ax, model, roofs, ai, top)
-    _draw_points(ax, list(points), list(arrows), arch)
+    ridge_roof = _roof_for(roofs, ridge_dtype)
+    xlim, ylim = _limits(model, roofs, points, others)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlim(ai[0], ai[-1])
-    lowest = min([m.theoretical for m in model.memory]) * ai[0] / 1e12
-    ax.set_ylim(max(lowest, 1e-3), top / 1e12 * 2.5)
-    ax.set_xlabel("arithmetic intensity (FLOP per byte at each level)")
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ai = np.logspace(np.log10(xlim[0]), np.log10(xlim[1]), 400)
+    top = max((c["theoretical"] for c in roofs), default=1e12)
+    plt = _mpl()
+    markers: list = [_marker_box(ax, p) for p in points]
+    obstacles: list = []
+    if others:  # several GPUs: each one's roof for the dtype, in the GPU's colour
+        lines = _compute_lines([ridge_roof] if ridge_roof else [], arch.key, style.arch_color(0))
+        other_roofs = [_roof_for(_group_roofs([c for c in om.compute if not c.sparse]), ridge_dtype) for om in others]
+        for i, (om, r) in enumerate(zip(others, other_roofs, strict=True), 1):
+            lines += _compute_lines([r] if r else [], om.arch.key, style.arch_color(i))
+    else:
+        lines = _compute_lines(roofs, None, cmap=plt.get_cmap("Greys"))
+    obstacles += _draw_compute_lines(ax, lines, xlim)
+    roof_key: list[tuple[str, str, str]] = []  # several GPUs: the memory roofs are named in the legend
+    for i, om in enumerate(others, 1):
+        roof_key.append(_draw_other_arch(ax, om, ridge_dtype, ai, style.arch_color(i)))
+    mem_top = ridge_roof["theoretical"] if (others and ridge_roof) else top
+    if others:  # the first GPU: device memory and the levels its cases bind at, named in the legend
+        levels = {arch.memory_level} | {p.level for p in points if p.arch == arch.key}
+        roof_key[:0] = _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, arch.key, [], levels=levels, label=False)
+    else:
+        obstacles += _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, None, obstacles + markers)
+    _draw_points(ax, points, arrows, all_levels, multi=bool(others), arch_order=[m.arch.key for m in (model, *others)])
+    keyed = _label_points(ax, points, layout.as_boxes(obstacles))
+    ax.set_xlabel("arithmetic intensity (FLOP per byte" + (" at the point's binding level)" if points else " at each level)"))
     ax.set_ylabel("performance (TFLOP/s)")
-    ax.set_title(title or f"{arch.name} ({arch.key}, {arch.gfx}): hierarchical roofline")
+    archs = ", ".join([f"{model.arch.name}"] + [o.arch.name for o in others])
+    fig.text(ax.get_position().x0, 0.95, title or f"{archs}: hierarchical roofline", fontsize=13, ha="left", va="bottom")
+    if subtitle:
+        fig.text(ax.get_position().x0, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
     ax.grid(True, which="major", ls=":", lw=0.6, alpha=0.6)
-    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
-    fig.text(0.01, 0.005, "dashed: theoretical peak; solid: measured achievable; circles: ridge points (FLOP/B)", fontsize=7, color="0.35")
-    fig.tight_layout()
+    _legend_panel(panel if panel is not None else ax, points, arrows, keyed, ridge_roof, bool(others), [model, *others],
+                  list(notes), inside=panel is None, all_levels=all_levels, roof_key=roof_key)
     if path:
         save(fig, path)
     return fig
 
 
-def _draw_compute_roofs(ax, cmap, roofs: list[dict], ai) -> None:
-    """Flat roofs: theoretical dashed, the achievable figures of the group solid below them."""
-    for i, c in enumerate(roofs):
-        shade = cmap(0.55 + 0.4 * (i + 1) / (len(roofs) + 1))
-        y = c["theoretical"] / 1e12
-        ax.axhline(y, ls="--", lw=1.0, color=shade)
-        ax.text(ai[-1] / 1.15, y * 1.03, f"{c['name']} peak {y:,.1f}", va="bottom", ha="right", fontsize=8, color=shade)
-        for j, (dtype, meas) in enumerate(c["measured"]):
-            ym = meas / 1e12
-            ax.axhline(ym, ls="-", lw=1.4, color=shade, alpha=0.8)
-            up = j % 2 == 0
-            ax.text(ai[0] * 1.15, ym * (1.03 if up else 1 / 1.03), f"{dtype} measured {ym:,.1f}", va="bottom" if up else "top", ha="left", fontsize=7, color=shade)
-
-
-def _draw_memory_roofs(ax, model: RooflineModel, roofs: list[dict], ai, top: float) -> None:
-    """Slanted roofs per level, theoretical dashed and achievable solid, with the ridge point
-    against the highest compute roof."""
-    for m in model.memory:
-        color = LEVEL_COLORS.get(m.name, "k")
-        y = np.minimum(ai * m.theoretical, top) / 1e12
-        ax.plot(ai, y, ls="--", lw=1.2, color=color, label=f"{m.name} {m.theoretical / 1e12:.2f} TB/s (theoretical)")
-        if m.achievable:
-            ym = np.minimum(ai * m.achievable, top) / 1e12
-            ax.plot(ai, ym, ls="-", lw=1.8, color=color, label=f"{m.name} {m.achievable / 1e12:.2f} TB/s (measured)")
-        if roofs:
-            r = roofs[0]["theoretical"] / m.theoretical
-            ax.plot([r], [roofs[0]["theoretical"] / 1e12], marker="o", ms=5, mfc="white", color=color)
-            ax.annotate(f"{r:.0f}", (r, roofs[0]["theoretical"] / 1e12), textcoords="offset points", xytext=(0, -12), fontsize=7, color=color, ha="center")
-
-
-def _draw_points(ax, points: list[Point], arrows: list[Arrow], arch) -> None:
-    label = len(points) <= 15  # beyond that, labels only clutter: the table names the points
-    for p in points:
-        _draw_point(ax, p, arch, label)
-    if points:
-        for lv, mk in LEVEL_MARKERS.items():
-            if lv in arch.levels:
-                ax.plot([], [], marker=mk, ls="", color=LEVEL_COLORS[lv], label=f"kernel at {lv} (FLOP/B at {lv})")
-    for pred, meas in arrows:
-        ax.annotate("", xy=meas, xytext=pred, arrowprops={"arrowstyle": "->", "color": "0.4", "lw": 0.8})
+def _limits(model, roofs, points, others) -> tuple[tuple[float, float], tuple[float, float]]:
+    top = max([c["theoretical"] for c in roofs] + [1e12])
+    for o in others:
+        top = max([top] + [c.theoretical for c in o.compute if not c.sparse])
+    xs = [p.xy()[0] for p in points] + [p.xy(lv)[0] for p in points for lv in p.bytes if p.xy(lv)]
+    ys = [p.xy()[1] for p in points]
+    x0 = min([1e-2] + [x / 3 for x in xs])
+    x1 = max([1e4] + [x * 3 for x in xs])
+    lowest = min(m.theoretical for m in model.memory) * x0 / 1e12
+    y0 = max(min([lowest] + [y / 3 for y in ys]), 1e-4)
+    return (x0, x1), (y0, top / 1e12 * 3)
 
 
 def _group_roofs(ceilings) -> list[dict]:
@@ -117,8 +143,11 @@ def _group_roofs(ceilings) -> list[dict]:
     groups: dict[int, dict] = {}
     for c in ceilings:
         pipe, dtype = split_flop_key(c.name)
-        g = groups.setdefault(round(c.theoretical / 1e9), {"pipes": {}, "theoretical": c.theoretical, "measured": []})
+        g = groups.setdefault(
+            round(c.theoretical / 1e9), {"pipes": {}, "theoretical": c.theoretical, "measured": [], "dtypes": set()}
+        )
         g["pipes"].setdefault(pipe, []).append(dtype)
+        g["dtypes"].add(dtype)
         if c.achievable:
             g["measured"].append((f"{pipe} {dtype}", c.achievable))
     for g in groups.values():
@@ -127,19 +156,279 @@ def _group_roofs(ceilings) -> list[dict]:
     return list(groups.values())
 
 
-def _draw_point(ax, p: Point, arch, label: bool = True) -> None:
-    t, f = p.time_s or 0, p.flops or 0
-    if t <= 0 or f <= 0:
-        return
-    perf = f / t / 1e12
-    for lv, b in (p.bytes or {}).items():
-        if b <= 0 or lv not in LEVEL_COLORS:
+def _roof_for(roofs: list[dict], dtype: str | None) -> dict | None:
+    """The highest roof that serves ``dtype`` (else the highest roof)."""
+    match = [r for r in roofs if dtype in r["dtypes"]]
+    return max(match or roofs, key=lambda r: r["theoretical"]) if roofs else None
+
+
+def _compute_lines(roofs: list[dict], arch_key: str | None, color=None, cmap=None) -> list[tuple]:
+    """(TFLOP/s, label, colour, linestyle, width) for each roof: theoretical dashed, achievable solid."""
+    out = []
+    prefix = f"{arch_key} " if arch_key else ""
+    for i, c in enumerate(roofs):
+        shade = color or cmap(0.55 + 0.4 * (i + 1) / (len(roofs) + 1))
+        y = c["theoretical"] / 1e12
+        out.append((y, f"{prefix}{c['name']}: peak {y:,.1f}", shade, "--", 1.0))
+        for dtype, meas in c["measured"][:2]:
+            out.append((meas / 1e12, f"{prefix}{dtype}: achievable {meas / 1e12:,.1f}", shade, "-", 1.3))
+    return out
+
+
+def _draw_compute_lines(ax, lines: list[tuple], xlim) -> list[layout.Box]:
+    """Flat roofs labelled at the right end; label heights are spread so no two collide."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    for y, _, color, ls, lw in lines:
+        ax.axhline(y, ls=ls, lw=lw, color=color, alpha=0.85, zorder=1)
+    if not lines:
+        return []
+    tr = ax.transData
+    ys = layout.spread([tr.transform((xlim[1], y))[1] + 2 for y, *_ in lines], 8 * fig.dpi / 72 * 1.2)
+    inv = tr.inverted()
+    boxes = []
+    for (_, text, color, _, _), yp in zip(lines, ys, strict=True):
+        t = ax.text(xlim[1] / 1.12, inv.transform((0, yp))[1], text, ha="right", va="bottom", fontsize=7.5, color=color,
+                    zorder=5, bbox={"fc": "white", "ec": "none", "alpha": 0.75, "pad": 0.5})
+        boxes.append(layout.text_box(renderer, t))
+    return boxes
+
+
+def _marker_box(ax, p: Point) -> layout.Box:
+    x, y = ax.transData.transform(p.xy())
+    return (x - 6, y - 6, x + 6, y + 6)
+
+
+def _draw_memory_roofs(
+    ax, model: RooflineModel, ridge_roof: dict | None, ai, top: float, arch_key: str | None, obstacles,
+    levels: set[str] | None = None, label: bool = True,
+) -> list:
+    """Slanted roofs per level, theoretical dashed and achievable solid, each labelled along its
+    line where the label hits no other; ridge points (circles) against ``ridge_roof``. With
+    ``label=False`` returns (colour, linestyle, text) legend entries instead of label segments."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    boxes: list = []
+    peak = ridge_roof["theoretical"] if ridge_roof else top
+    for m in sorted(model.memory, key=lambda m: -m.theoretical):
+        if levels is not None and m.name not in levels:
             continue
-        x = f / b
+        color = style.LEVEL_COLORS.get(m.name, "k")
+        ax.plot(ai, np.minimum(ai * m.theoretical, top) / 1e12, ls="--", lw=1.1, color=color, zorder=2)
+        if m.achievable:
+            ax.plot(ai, np.minimum(ai * m.achievable, top) / 1e12, ls="-", lw=1.8, color=color, zorder=2)
+        r = peak / m.theoretical
+        ax.plot([r], [peak / 1e12], marker="o", ms=5, mfc="white", color=color, zorder=4)
+        bw = f"{m.theoretical / 1e12:.3g} TB/s" + (f" ({m.achievable / 1e12:.3g} achievable)" if m.achievable else "")
+        text = f"{(arch_key + ' ') if arch_key else ''}{m.name}: {bw}, ridge {r:,.0f} F/B"
+        if label:
+            boxes += _label_along(ax, renderer, text, m.theoretical, color, boxes + list(obstacles), top)
+        else:
+            boxes.append((color, "--", text))
+    return boxes
+
+
+def _label_along(ax, renderer, text: str, bw: float, color, segs: list, top: float) -> list:
+    """A label on the slanted line y = bw * x, at the first x where it overlaps no other label
+    or marker. Returns its segment (for later labels to avoid)."""
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    tr = ax.transData
+    axbox = ax.get_window_extent(renderer)
+    p0, p1 = tr.transform((1.0, bw / 1e12)), tr.transform((10.0, bw * 10 / 1e12))
+    angle = float(np.arctan2(p1[1] - p0[1], p1[0] - p0[0]))
+    probe = ax.text(0, 0, text, fontsize=7)
+    b = layout.text_box(renderer, probe)
+    probe.remove()
+    width, height = b[2] - b[0], b[3] - b[1]
+    direction = np.array([np.cos(angle), np.sin(angle)])
+    for x in np.logspace(np.log10(x0) + 0.1, np.log10(min(x1, top / bw)) - 0.1, 30):
+        y = x * bw / 1e12
+        if y < y0 or y > y1:
+            continue
+        start = np.asarray(tr.transform((x, y)))
+        end = start + direction * width
+        if end[0] > axbox.x1 - 4 or end[1] > axbox.y1 - 4 or start[1] < axbox.y0 + 2 or start[0] < axbox.x0 + 2:
+            continue
+        seg = layout.Segment(tuple(start), tuple(end), height)
+        if any(layout.seg_hits(seg, o) for o in segs):
+            continue
+        ax.text(x, y * 1.06, text, rotation=np.degrees(angle), rotation_mode="anchor", ha="left", va="bottom",
+                fontsize=7, color=color, zorder=5)
+        return [seg]
+    return []
+
+
+def _draw_other_arch(ax, om: RooflineModel, ridge_dtype: str | None, ai, color) -> tuple[str, str, str]:
+    """Another GPU on the same axes: its device-memory roof (dash-dot, in the GPU's colour) up to
+    its compute roof for the dtype. Returns its legend entry."""
+    roof = _roof_for(_group_roofs([c for c in om.compute if not c.sparse]), ridge_dtype)
+    mem = next(m for m in om.memory if m.name == om.arch.memory_level)
+    top = roof["theoretical"] if roof else 1e18
+    ax.plot(ai, np.minimum(ai * mem.theoretical, top) / 1e12, ls="-.", lw=1.4, color=color, zorder=2)
+    bw = f"{mem.theoretical / 1e12:.3g} TB/s" + (f" ({mem.achievable / 1e12:.3g} achievable)" if mem.achievable else "")
+    return color, "-.", f"{om.arch.key} {mem.name}: {bw}, ridge {top / mem.theoretical:,.0f} F/B"
+
+
+def _draw_points(ax, points: list[Point], arrows: list[Arrow], all_levels: bool, multi: bool, arch_order=()) -> None:
+    arch_order = list(arch_order)
+    for p in points:
+        x, y = p.xy()
         filled = p.kind == PREDICTED
-        ax.plot([x], [perf], marker=LEVEL_MARKERS.get(lv, "o"), ms=6, color=LEVEL_COLORS[lv], mfc=LEVEL_COLORS[lv] if filled else "white", ls="")
-        if label and lv == arch.memory_level:
-            ax.annotate(p.label, (x, perf), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        color = style.bound_color(p.bound)
+        mk = style.family_marker(p.kernel)
+        edge = color if not filled else "black"
+        if multi:  # the edge says which GPU
+            edge = style.arch_color(arch_order.index(p.arch)) if p.arch in arch_order else edge
+        ax.plot([x], [y], marker=mk, ms=8 if not multi else 9, ls="", mec=edge, mew=1.6 if (not filled or multi) else 0.5,
+                mfc=color if filled else "white", zorder=7)
+        if all_levels:
+            for lv in p.bytes:
+                if lv == p.level or lv not in style.LEVEL_COLORS or not p.xy(lv):
+                    continue
+                ax.plot(*p.xy(lv), marker=style.LEVEL_MARKERS[lv], ms=4, ls="", color=style.LEVEL_COLORS[lv], alpha=0.45, zorder=3)
+    for a in arrows:
+        xy = a.xy()
+        if xy:
+            ax.annotate("", xy=xy[1], xytext=xy[0], arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 1.0}, zorder=6)
+    if multi:  # one case on several archs: join its markers in arch order
+        by_case: dict[str, list[Point]] = {}
+        for p in points:
+            by_case.setdefault(p.info.get("case", p.label), []).append(p)
+        for pts in by_case.values():
+            for a, b in zip(pts, pts[1:], strict=False):
+                ax.annotate("", xy=b.xy(), xytext=a.xy(), zorder=6,
+                            arrowprops={"arrowstyle": "->", "color": "0.45", "lw": 0.8, "ls": ":"})
+
+
+def _label_points(ax, points: list[Point], obstacles) -> list[tuple[int, Point]]:
+    """Text labels with leader lines for a few points; numbers and a key for many. Returns the
+    (number, point) pairs of the key."""
+    labelled = [p for p in points if not (p.kind == PREDICTED and any(q.kind == MEASURED and q.label == p.label for q in points))]
+    multi = len({p.arch for p in points}) > 1
+    if multi:  # one label per case, on its first arch's marker
+        seen, first = set(), []
+        for p in labelled:
+            key = p.info.get("case", p.label)
+            if key not in seen:
+                seen.add(key)
+                first.append(p)
+        labelled = first
+    if len(labelled) <= MAX_TEXT_LABELS and sum(len(p.label) for p in labelled) <= MAX_LABEL_CHARS:
+        items = [(*p.xy(), p.label) for p in labelled]
+        failed = layout.place_labels(ax, items, obstacles)
+        if not failed:
+            return []
+        keyed = [(n, labelled[i]) for n, i in enumerate(failed, 1)]
+    else:
+        keyed = list(enumerate(labelled, 1))
+    layout.place_labels(ax, [(*p.xy(), str(n)) for n, p in keyed], obstacles, fontsize=7, color="0.1")
+    return keyed
+
+
+def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str], inside: bool = False, all_levels: bool = False,
+                  roof_key: Sequence[tuple[str, str, str]] = ()) -> None:
+    """Styles (roof lines, filled/hollow, arrows, colours, markers) and the numbered key."""
+    from matplotlib.lines import Line2D
+
+    h: list = []
+    lab: list[str] = []
+
+    def head(text):
+        h.append(Line2D([], [], ls="", marker=""))
+        lab.append(text)
+
+    head("roofs")
+    h += [Line2D([], [], ls="--", color="0.4"), Line2D([], [], ls="-", color="0.4", lw=1.8), Line2D([], [], ls="", marker="o", mfc="white", color="0.4")]
+    lab += ["theoretical peak", "achievable (spec's benchmark)", f"ridge point vs {ridge_roof['name'] if ridge_roof else 'top roof'}"]
+    if multi:
+        head("GPUs (compute roof colour, marker edge)")
+        for i, m in enumerate(models):
+            h.append(Line2D([], [], ls="", color=style.arch_color(i), marker="o", mfc="white", mec=style.arch_color(i), mew=1.6))
+            lab.append(f"{m.arch.key} ({m.arch.name})")
+        head("memory roofs")
+        for color, ls, text in roof_key:
+            h.append(Line2D([], [], ls=ls, color=color, lw=1.4))
+            lab.append(text)
+    if points:
+        kinds = {p.kind for p in points}
+        head("points (one per case, at its binding level)")
+        if PREDICTED in kinds:
+            h.append(Line2D([], [], ls="", marker="o", mfc="0.5", mec="black", ms=7))
+            lab.append("filled: predicted")
+        if MEASURED in kinds:
+            h.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.4", mew=1.6, ms=7))
+            scaled = any(p.packed_scaled for p in points)
+            lab.append("hollow: measured" + (" (packed FMAs x2)" if scaled else ""))
+        if arrows:
+            h.append(Line2D([], [], color="0.3", marker=">", ms=4))
+            lab.append("arrow: predicted -> measured")
+        if multi:
+            h.append(Line2D([], [], color="0.45", ls=":", marker=">", ms=4))
+            lab.append("dotted: same case, next arch")
+        if all_levels:
+            head("faint: the same case at another level")
+            for lv in [lv for lv in style.LEVEL_MARKERS if any(lv in p.bytes and lv != p.level for p in points)]:
+                h.append(Line2D([], [], ls="", marker=style.LEVEL_MARKERS[lv], color=style.LEVEL_COLORS[lv], alpha=0.5, ms=5))
+                lab.append(f"FLOP per {lv} byte")
+        head("colour: bound class")
+        for b in sorted({p.bound or "unknown" for p in points}):
+            h.append(Line2D([], [], ls="", marker="s", color=style.bound_color(b), ms=7))
+            lab.append(b)
+        head("marker: kernel family")
+        for k in sorted({p.kernel for p in points}):
+            h.append(Line2D([], [], ls="", marker=style.family_marker(k), color="0.35", ms=7))
+            lab.append(k)
+    if inside:
+        leg = panel.legend(h, lab, loc="lower right", fontsize=8, framealpha=0.95, handlelength=2.2)
+        for t in leg.get_texts()[:1]:
+            t.set_fontweight("bold")
+        return
+    leg = panel.legend(h, lab, loc="upper left", fontsize=7.5, frameon=False, handlelength=2.2, borderaxespad=0)
+    for t, hh in zip(leg.get_texts(), h, strict=True):
+        if not hh.get_marker() or hh.get_marker() == "None":
+            if not hh.get_linestyle() or hh.get_linestyle() == "None":
+                t.set_fontweight("bold")
+    if any(p.kind == MEASURED for p in points):
+        notes.append(MODEL_BASIS)
+    if keyed:
+        renderer = panel.figure.canvas.get_renderer()
+        bb = leg.get_window_extent(renderer).transformed(panel.transAxes.inverted())
+        wide = 44 if len(keyed) <= 24 else 22
+        measured = any(p.kind == MEASURED for _, p in keyed)
+        if measured:  # kernel names are long: the times go on a second line
+            lines = [x for n, p in keyed for x in (f"{n:>2} {_cut(p.label, 66)}", f"   {_key_time(p)}")]
+        else:
+            lines = [f"{n:>2} {_cut(p.label, wide):<{wide}} {_key_time(p)}".rstrip() for n, p in keyed]
+        y = bb.y0 - 0.02
+        head_text = "numbers on the plot: " + ("kernel, measured vs predicted time (error)" if measured else "case, predicted time")
+        panel.text(0, y, head_text, va="top", ha="left", fontsize=7.5, fontweight="bold", transform=panel.transAxes)
+        y -= 0.03
+        per_col = max(2, int((y - 0.0) / 0.0165) // (2 if measured else 1) * (2 if measured else 1))
+        cols = [lines[i : i + per_col] for i in range(0, len(lines), per_col)]
+        width = 1.0 / max(1, len(cols))
+        fs = 6.5 if len(cols) == 1 else 6.0
+        for c, col in enumerate(cols[:2]):
+            panel.text(c * width, y, "\n".join(col), va="top", ha="left", fontsize=fs, family="monospace", transform=panel.transAxes)
+        if len(cols) > 2:
+            notes.append(f"{len(lines) - 2 * per_col} more cases in the table")
+    if notes:
+        import textwrap
+
+        text = "\n".join(textwrap.fill(n, 70) for n in notes)
+        panel.text(0, -0.03, text, fontsize=6.5, color="0.35", transform=panel.transAxes, va="top")
+
+
+def _key_time(p: Point) -> str:
+    """The time(s) a key line shows: predicted, or measured vs predicted with the error."""
+    if p.kind == MEASURED:
+        pred = p.info.get("predicted time")
+        return f"{p.info.get('measured time', '')}" + (f" vs {pred} ({p.info.get('error')})" if pred else "")
+    return p.info.get("predicted time", "")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "~"
 
 
 def save(fig, path: str) -> None:
@@ -151,7 +440,7 @@ def save(fig, path: str) -> None:
 
     ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
     if ext not in ("png", "svg", "pdf"):
-        raise InputError(f"unsupported plot format '.{ext}'; expected .png, .svg or .pdf", key="-o")
+        raise InputError(f"unsupported plot format '.{ext}'; expected .png, .svg, .pdf or .html", key="-o")
     buf = io.BytesIO()
     fig.savefig(buf, format=ext)
     write_atomic(path, buf.getvalue())

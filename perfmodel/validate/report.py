@@ -36,6 +36,20 @@ class Validation:
 
         return render_validation(self, fmt)
 
+    def to_pandas(self):
+        """A pandas DataFrame of the rows (needs pandas; perfmodel does not install it)."""
+        from perfmodel.tables import to_pandas
+
+        return to_pandas(self.rows)
+
+    def _repr_html_(self) -> str:
+        from perfmodel.tables import validation_html
+
+        return validation_html(self)
+
+    def __repr__(self) -> str:
+        return self.render("table")
+
 
 def _key(case: dict) -> tuple:
     return tuple(sorted((k, str(v)) for k, v in case.items()))
