@@ -25,6 +25,8 @@ from perfmodel.arch import Arch
 from perfmodel.archspec import SpecValue
 from perfmodel.roofline import largest_term
 from perfmodel.vocab import (
+    DEVICE_MEMORY,
+    GLOBAL_PATH,
     LATENCY,
     LAUNCH,
     MATRIX_PIPES,
@@ -150,13 +152,33 @@ def compute_rate(
 
 
 def bandwidth(arch: Arch, level: str, first_principles: bool = False) -> tuple[float, float, str]:
-    """(achievable B/s, theoretical B/s, provenance) for one memory level."""
+    """(achievable B/s, theoretical B/s, provenance) for one memory level.
+
+    A cache on the global-memory path is never slower than the level behind it: a memory-side
+    cache (MALL / Infinity Cache) that missed would still be served at device-memory speed. Where
+    the spec's figures say otherwise (a placeholder MALL bandwidth times the generic efficiency
+    below the HBM ceiling, MI355X), the outer level's ceiling is used and the provenance says so.
+    """
+    rate, peak, prov = _own_bandwidth(arch, level, first_principles)
+    path = [lv for lv in GLOBAL_PATH if lv in arch.levels]
+    if level in path and level not in DEVICE_MEMORY:
+        outer = path[path.index(level) + 1 :]
+        if outer:
+            o_rate, o_peak, _ = bandwidth(arch, outer[0], first_principles)
+            if o_rate > rate:
+                return o_rate, max(peak, o_peak), f"{prov}; below the {outer[0]} ceiling, so the {outer[0]} ceiling is used"
+    return rate, peak, prov
+
+
+def _own_bandwidth(arch: Arch, level: str, first_principles: bool) -> tuple[float, float, str]:
     peak = arch.bandwidth(level)
+    q = arch.level(level)["bandwidth"]
+    placeholder = " (the spec's bandwidth is an assumption, tag A)" if q.tag == "A" else ""
     m = None if first_principles else arch.achievable_bandwidth(level)
     if m is not None:
         return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}"
     eff = constants()["bandwidth_efficiency"].get(level, {"value": 0.8})["value"]
-    return peak * eff, peak, f"theoretical x {eff} (median achievable fraction, model_constants.yaml)"
+    return peak * eff, peak, f"theoretical x {eff} (median achievable fraction, model_constants.yaml){placeholder}"
 
 
 def achievable_rates(arch: Arch) -> tuple[dict[str, float], dict[str, float]]:
@@ -276,6 +298,8 @@ def _memory_terms(
                 notes.append(f"{arch.key} has no '{level}' level: its bytes are not timed")
             continue
         rate, peak, prov = bandwidth(arch, level, first_principles)
+        if "tag A" in prov and np.any(b > 0):
+            notes.append(f"the {level} ceiling of {arch.key} is a placeholder (an assumption in its spec, tag A)")
         t = memory_term(level)
         used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
         little = in_flight / latency_s(arch, level)
