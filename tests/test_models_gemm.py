@@ -159,3 +159,17 @@ def test_speed_1m_shapes():
     t = time.perf_counter()
     get_model("gemm").fn(p, load_arch("mi300x"), "bf16")
     print(f"gemm model, 1M shapes: {time.perf_counter() - t:.2f} s")
+
+
+def test_warm_gemm_serves_weights_that_fit_the_mall_from_it():
+    """--warm reaches tiled kernels: a decode GEMV whose 128 MiB of weights fit MI300X's 256 MiB
+    Infinity Cache reads none of them from HBM when repeated; 448 MiB of weights still do."""
+    import perfmodel
+
+    (cold,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=1, n=8192, k=8192)
+    (warm,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=1, n=8192, k=8192, warm=True)
+    weights = 8192 * 8192 * 2
+    assert cold.bytes["hbm"] >= weights and warm.bytes["hbm"] < 0.01 * weights
+    assert warm.bytes["mall"] >= weights and warm.time_s < cold.time_s
+    (big,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=1, n=28672, k=8192, warm=True)
+    assert big.bytes["hbm"] >= 28672 * 8192 * 2

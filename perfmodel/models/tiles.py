@@ -228,7 +228,7 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
         mem = compulsory + (1.0 - hit_m) * (1.0 - hit) * np.maximum(waves_mem - compulsory, 0.0)
     else:
         mem = np.maximum(l2_miss, compulsory)
-    return {"req": req, "l2_miss": l2_miss, "mem": mem, "grid": copies * per_copy}
+    return {"req": req, "l2_miss": l2_miss, "mem": mem, "grid": copies * per_copy, "unique": compulsory}
 
 
 def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
@@ -247,14 +247,23 @@ def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
 
 
 def add_operand_reads(work: Work, arch, t: dict) -> None:
-    """Book `panel_traffic` reads on the arch's global-memory levels."""
+    """Book `panel_traffic` reads on the arch's global-memory levels.
+
+    Under `traffic.warm_caches` (a kernel repeated on the same operands, as a decode step reruns
+    its weight GEMMs) operands whose distinct bytes fit the memory-side cache are served from
+    it: device memory sees none of them, the same residency rule `traffic.stream_traffic`
+    applies to streaming kernels.
+    """
+    mem = t["mem"] if "mall" in arch.levels else t["l2_miss"]
+    if traffic.is_warm() and "mall" in arch.levels:
+        mem = np.where(np.asarray(t["unique"]) <= arch.capacity("mall"), 0.0, mem)
     for lv in traffic.chain(arch):
         if lv in ("l1", "l2"):
             work.add_bytes(lv, read=t["req"])
         elif lv == "mall":
             work.add_bytes(lv, read=t["l2_miss"])
         else:  # device memory
-            work.add_bytes(lv, read=t["mem"] if "mall" in arch.levels else t["l2_miss"])
+            work.add_bytes(lv, read=mem)
 
 
 # --- the GEMM tile model -------------------------------------------------------------------
