@@ -403,8 +403,9 @@ def test_params_registered():
     e = get_model("elementwise").params
     assert (e["reads"].default, e["writes"].default, e["flops_per_element"].default) == (1, 1, 1)
     assert list(get_model("reduction").params) == ["n"]
-    for k in ("transpose", "softmax", "layernorm", "rmsnorm"):
-        assert list(get_model(k).params) == ["rows", "cols"]
+    assert list(get_model("transpose").params) == ["rows", "cols"]
+    for k in ("softmax", "layernorm", "rmsnorm"):
+        assert list(get_model(k).params) == ["rows", "cols", "reads", "writes"]
     assert list(get_model("stencil").params) == ["nx", "ny", "nz", "points"]
     assert get_model("stencil").params["points"].default == 7
 
@@ -443,3 +444,18 @@ def test_stream_small_is_cold_by_default(mi300x):
     assert val(w.bytes, "hbm") == 24 * n
     assert val(w.bytes, "mall") == 24 * n
 
+
+
+def test_fused_residual_add_rmsnorm_moves_two_tensors_each_way():
+    """reads=2 writes=2 (vLLM fused_add_rms_norm): twice the row bytes in and out, one more
+    VALU add per element; gamma is read once either way."""
+    import perfmodel
+
+    (one,) = perfmodel.predict("rmsnorm", "mi300x", dtype="bf16", rows=4096, cols=8192)
+    (two,) = perfmodel.predict("rmsnorm", "mi300x", dtype="bf16", rows=4096, cols=8192, reads=2, writes=2)
+    x = 4096 * 8192 * 2
+    gamma = 8192 * 2
+    assert one.bytes_read["hbm"] == x + gamma and one.bytes_write["hbm"] == x
+    assert two.bytes_read["hbm"] == 2 * x + gamma and two.bytes_write["hbm"] == 2 * x
+    assert two.flops_by["valu:fp32"] - one.flops_by["valu:fp32"] == 4096 * 8192
+    assert two.time_s > 1.8 * one.time_s

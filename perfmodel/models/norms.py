@@ -13,16 +13,16 @@ from perfmodel.models import streaming_common as sc
 from perfmodel.models.registry import REQUIRED, Param, register
 from perfmodel.work import Work
 
-PARAMS = [Param("rows", int, REQUIRED), Param("cols", int, REQUIRED, help="normalised axis length")]
+PARAMS = [Param("rows", int, REQUIRED), Param("cols", int, REQUIRED, help="normalised axis length"), *sc.TENSOR_PARAMS]
 LAYERNORM = sc.RowOps(param_rows=2, valu_fit=7, valu_multi=7, sfu_fit=(0, 1), sfu_multi=(0, 1), reductions=2)
 RMSNORM = sc.RowOps(param_rows=1, valu_fit=4, valu_multi=4, sfu_fit=(0, 1), sfu_multi=(0, 1), reductions=1)
 
 
 @register("layernorm", params=PARAMS, doc="LayerNorm over the last axis (gamma and beta)", default_dtype="fp16")
 def layernorm(p: dict, arch, dtype: str) -> Work:
-    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], LAYERNORM)
+    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], LAYERNORM, p["reads"], p["writes"])
 
 
 @register("rmsnorm", params=PARAMS, doc="RMSNorm over the last axis (gamma only)", default_dtype="fp16")
 def rmsnorm(p: dict, arch, dtype: str) -> Work:
-    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], RMSNORM)
+    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], RMSNORM, p["reads"], p["writes"])

@@ -17,9 +17,9 @@ SOFTMAX = sc.RowOps(param_rows=0, valu_fit=4, valu_multi=5, sfu_fit=(1, 1), sfu_
 
 @register(
     "softmax",
-    params=[Param("rows", int, REQUIRED), Param("cols", int, REQUIRED, help="softmax axis length")],
+    params=[Param("rows", int, REQUIRED), Param("cols", int, REQUIRED, help="softmax axis length"), *sc.TENSOR_PARAMS],
     doc="row-wise softmax over the last axis (one pass if the row fits on chip)",
     default_dtype="fp16",
 )
 def softmax(p: dict, arch, dtype: str) -> Work:
-    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], SOFTMAX)
+    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], SOFTMAX, p["reads"], p["writes"])

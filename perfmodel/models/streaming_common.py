@@ -14,6 +14,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import traffic
+from perfmodel.models.registry import Param
 from perfmodel.work import Launch, Work
 
 # Widest global load a lane issues (global_load_dwordx4): 16 bytes.
@@ -118,10 +119,19 @@ class RowOps:
     reductions: int  # row reductions (each one cross-wave exchange through LDS)
 
 
-def row_kernel(arch, dtype: str, rows, cols, ops: RowOps) -> Work:
+# the case keys of fused row-wise kernels: residual-add + norm (vLLM's fused_add_rms_norm reads x
+# and the residual, adds them, writes the normalised output and the updated residual)
+TENSOR_PARAMS = [
+    Param("reads", float, 1, minimum=1, help="rows x cols tensors read (2: fused residual add, x and residual)"),
+    Param("writes", float, 1, minimum=1, help="rows x cols tensors written (2: output and updated residual)"),
+]
+
+
+def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0) -> Work:
     """`Work` of a row-wise normalisation (softmax, layernorm, rmsnorm) over a rows x cols tensor.
 
-    - reads x once and writes y once (same dtype); ``param_rows`` vectors of ``cols`` elements
+    - reads ``reads`` tensors once and writes ``writes`` tensors once (same dtype; the extra
+      inputs are added elementwise on load, one VALU op each); ``param_rows`` vectors of ``cols`` elements
       (gamma, beta) are read once from beyond L2 and once per row at L1 / per workgroup at L2;
     - a row that does not fit the workgroup's on-chip budget is re-read in a second pass; the
       re-read is served from the cache that holds the rows in flight on the whole device;
@@ -137,11 +147,13 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps) -> Work:
     x = elems * s
     params = ops.param_rows * cols * s
     w = Work()
-    w.add_flops("valu", acc_dtype(arch, dtype), np.where(fits, ops.valu_fit, ops.valu_multi) * elems)
+    reads, writes = np.asarray(reads, dtype=float), np.asarray(writes, dtype=float)
+    valu = np.where(fits, ops.valu_fit, ops.valu_multi) + (reads - 1.0)
+    w.add_flops("valu", acc_dtype(arch, dtype), valu * elems)
     one, two = ops.sfu_fit, ops.sfu_multi
     sfu = np.where(fits, one[0] * elems + one[1] * rows, two[0] * elems + two[1] * rows)
     w.add_flops("sfu", "fp32", sfu)
-    _row_bytes(w, arch, g, rows, x, params, ops.reductions, a)
+    _row_bytes(w, arch, g, rows, (reads * x, writes * x), params, ops.reductions, a)
     w.launch = Launch(
         grid=g["grid"],
         workgroup_size=g["wg"],
@@ -151,11 +163,12 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps) -> Work:
     return w
 
 
-def _row_bytes(w: Work, arch, g: dict, rows, x, params, reductions: int, a: float) -> None:
-    """Bytes of a row-wise kernel: x in, y out, parameter vectors, the second pass over rows that
-    do not fit on chip, and the cross-wave partials through LDS."""
-    ws = 2 * x + params
-    br, _ = traffic.add_stream(w, arch, x + params, x, ws)
+def _row_bytes(w: Work, arch, g: dict, rows, xy: tuple, params, reductions: int, a: float) -> None:
+    """Bytes of a row-wise kernel: inputs in, outputs out, parameter vectors, the second pass
+    over rows that do not fit on chip, and the cross-wave partials through LDS."""
+    x, y = xy
+    ws = x + y + params
+    br, _ = traffic.add_stream(w, arch, x + params, y, ws)
     # gamma/beta re-read per row (L1) and per workgroup (L2); beyond L2 they stay resident
     if np.any(params):
         if "l1" in br:
