@@ -173,3 +173,22 @@ def test_warm_gemm_serves_weights_that_fit_the_mall_from_it():
     assert warm.bytes["mall"] >= weights and warm.time_s < cold.time_s
     (big,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=1, n=28672, k=8192, warm=True)
     assert big.bytes["hbm"] >= 28672 * 8192 * 2
+
+
+def test_quantized_gemm_scaling_and_output_type():
+    """Block scales (DeepSeek-V3: 1x128 activations, 128x128 weights) are rescaled on the VALU
+    every 128 of K; MX scales (1x32 E8M0) are native on gfx950 and rescaled elsewhere; scale
+    bytes are read; out_dtype sets the bytes of C."""
+    import perfmodel
+
+    m, n, k = 4096, 7168, 7168
+    (plain,) = perfmodel.predict("gemm", "mi300x", dtype="fp8", m=m, n=n, k=k)
+    (block,) = perfmodel.predict("gemm", "mi300x", dtype="fp8", m=m, n=n, k=k, scaling="block")
+    assert block.flops_by["valu:fp32"] == 2 * m * n * (k / 128)
+    assert block.bytes_read["hbm"] - plain.bytes_read["hbm"] == (m + n / 128) * (k / 128) * 4
+    assert block.time_s > plain.time_s
+    (mx355,) = perfmodel.predict("gemm", "mi355x", dtype="fp8", m=m, n=n, k=k, scaling="mx")
+    (mx300,) = perfmodel.predict("gemm", "mi300x", dtype="fp8", m=m, n=n, k=k, scaling="mx")
+    assert "valu:fp32" not in mx355.flops_by and mx300.flops_by["valu:fp32"] == 2 * m * n * (k / 32)
+    (f32,) = perfmodel.predict("gemm", "mi300x", dtype="fp8", m=m, n=n, k=k, out_dtype="fp32")
+    assert f32.bytes_write["hbm"] == m * n * 4 and plain.bytes_write["hbm"] == m * n * 2

@@ -7,6 +7,8 @@ the re-read working set fits). See docs/models-tiled.md.
 
 from __future__ import annotations
 
+import numpy as np
+
 from perfmodel.models import gemm_tiling
 from perfmodel.models.registry import Param, register
 from perfmodel.work import Work
@@ -22,12 +24,16 @@ from perfmodel.work import Work
         Param(
             "layout", str, "tn", choices=("nn", "nt", "tn", "tt"), help="transposes of A and B (BLAS order)"
         ),
+        Param("out_dtype", str, "auto", choices=("auto", *gemm_tiling.OUT_DTYPES), help="type of C (auto: bf16 for fp8/fp6/fp4, int32 for int8, else the input type)"),
+        Param("scaling", str, "none", choices=("none", "tensor", "block", "mx"), help="quantization scales: per tensor, DeepSeek-style 1x128/128x128 blocks, or MX (1x32, E8M0)"),
     ],
     doc="Dense GEMM C = A B (m=1 is a GEMV): tile-aware traffic, wave quantization, XCD re-reads",
     default_dtype="bf16",
 )
 def gemm(p: dict, arch, dtype: str) -> Work:
-    work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["batch"])
+    work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["batch"], out_dtype=p.get("out_dtype", "auto"))
+    pipe = next(iter(work.flops)).split(":")[0]
+    gemm_tiling.add_scaling(work, arch, pipe, *(np.asarray(p[x], dtype=float) for x in ("m", "n", "k", "batch")), p.get("scaling", "none"))
     layout = p.get("layout", "tn")
     if layout != "tn":
         work.notes.append(

@@ -106,18 +106,69 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out):
     return tm, tn, tk, lanes, split
 
 
-def gemm_work(arch, dtype: str, m, n, k, batch, *, a_unique=None, out_scale=1.0, work: Work | None = None):
+# Output element sizes a case may ask for with ``out_dtype`` (int32 is the int8 GEMM accumulator).
+OUT_DTYPES = {"fp32": 4.0, "int32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+
+# Scale granularity of quantized GEMMs (``scaling``), as (K elements per scale, rows of A per scale,
+# columns of B per scale, bytes per scale):
+# - block: DeepSeek-V3's fine-grained FP8 (arXiv 2412.19437, sec. 3.3.2): 1x128 tiles of the
+#   activations, 128x128 blocks of the weights, fp32 scales; partial sums are rescaled and
+#   accumulated on the vector units every 128 elements of K ("promotion to CUDA cores").
+# - mx: OCP Microscaling (MX) formats v1.0: one E8M0 (1-byte) scale per 32 elements along K, for
+#   A and B alike.
+SCALING = {"block": (128.0, 1.0, 128.0, 4.0), "mx": (32.0, 1.0, 1.0, 1.0)}
+# Matrix instructions that apply MX scales themselves: CDNA4's V_MFMA_SCALE_F32_*_F8F6F4 (AMD
+# Instinct MI300/MI350 ISA: CDNA4 instruction set, scaled MFMA); elsewhere the accumulator is
+# rescaled on the VALU per scale block.
+NATIVE_MX = ("gfx950",)
+
+
+def add_scaling(work: Work, arch, pipe: str, m, n, k, batch, scaling: str) -> None:
+    """Scale traffic and, where the matrix pipe does not apply the scales, the per-K-block
+    rescaling of the fp32 accumulators on the VALU: two FLOPs (an FMA) per output element per
+    scale block, in the main loop between matrix products (a dependent chain in each wave)."""
+    if scaling in ("none", "tensor"):
+        if scaling == "tensor":  # one scale per tensor, applied once in the epilogue
+            work.add_flops("valu", "fp32", 2.0 * m * n * batch)
+        return
+    kb, rows, cols, sb = SCALING[scaling]
+    blocks = np.ceil(k / kb)
+    traffic.add_stream(work, arch, read=batch * (np.ceil(m / rows) + np.ceil(n / cols)) * blocks * sb)
+    if scaling == "mx" and arch.gfx in NATIVE_MX:
+        work.notes.append(f"{scaling} scales applied by the matrix instructions ({arch.gfx})")
+        return
+    work.add_flops("valu", "fp32", 2.0 * m * n * batch * blocks)
+    work.dependent.update({f"{pipe}:{f}" for f in ("fp8", "fp6", "fp4", "int8") if f"{pipe}:{f}" in work.flops})
+    work.dependent.add("valu:fp32")
+    work.notes.append(f"{scaling} scaling: fp32 accumulators rescaled on the VALU every {int(kb)} elements of K")
+
+
+def gemm_work(
+    arch,
+    dtype: str,
+    m,
+    n,
+    k,
+    batch,
+    *,
+    a_unique=None,
+    out_scale=1.0,
+    out_dtype: str = "auto",
+    work: Work | None = None,
+):
     """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
 
     ``a_unique``: distinct bytes of A per problem where fewer than m*k elements (conv2d).
     ``out_scale``: share of C the epilogue writes (0.5 for MoE's fused up+gate -> SiLU*up).
+    ``out_dtype``: the type of C when it is not the usual one for ``dtype`` (see `out_size`).
     Returns (work, launch).
     """
     work = work if work is not None else Work()
     m, n, k, batch = (np.asarray(v, dtype=float) for v in (m, n, k, batch))
     shape = np.broadcast(m, n, k, batch).shape
     m, n, k, batch = (np.broadcast_to(v, shape) for v in (m, n, k, batch))
-    elem, out_elem, acc = dtypes.size(dtype), out_size(dtype), acc_size(dtype)
+    elem, acc = dtypes.size(dtype), acc_size(dtype)
+    out_elem = OUT_DTYPES[out_dtype] if out_dtype != "auto" else out_size(dtype)
     pipe, pdt = matrix_pipe(arch, dtype, work.notes)
     r = Rates.of(arch, pipe, pdt)
     out = batch * m * n * out_elem * out_scale
