@@ -363,6 +363,7 @@ def test_vectorised_100k(kernel, mi300x):
         "ny": rng.integers(1, 4096, N),
         "nz": rng.integers(1, 512, N),
         "points": rng.choice([7, 13, 19, 25, 27], N),
+        "radius": rng.integers(0, 5, N),
         "reads": rng.uniform(0, 4, N),
         "writes": rng.uniform(0, 4, N),
         "flops_per_element": rng.uniform(0, 16, N),
@@ -406,8 +407,8 @@ def test_params_registered():
     assert list(get_model("transpose").params) == ["rows", "cols"]
     for k in ("softmax", "layernorm", "rmsnorm"):
         assert list(get_model(k).params) == ["rows", "cols", "reads", "writes"]
-    assert list(get_model("stencil").params) == ["nx", "ny", "nz", "points"]
-    assert get_model("stencil").params["points"].default == 7
+    assert list(get_model("stencil").params) == ["nx", "ny", "nz", "points", "radius", "axis"]
+    assert get_model("stencil").params["points"].default == 0  # from the radius (1) and the axes
 
 
 def test_bad_params_rejected():
@@ -420,7 +421,7 @@ def test_bad_params_rejected():
     with pytest.raises(InputError):
         convert_param(get_model("elementwise").params["reads"], -1, "case 1")
     with pytest.raises(InputError):
-        convert_param(get_model("stencil").params["points"], 5, "case 1")
+        convert_param(get_model("stencil").params["points"], -5, "case 1")
     with pytest.raises(InputError):
         convert_param(get_model("softmax").params["cols"], 1.5, "case 1")
     assert convert_param(get_model("elementwise").params["reads"], 0, None) == 0
@@ -459,3 +460,22 @@ def test_fused_residual_add_rmsnorm_moves_two_tensors_each_way():
     assert two.bytes_read["hbm"] == 2 * x + gamma and two.bytes_write["hbm"] == 2 * x
     assert two.flops_by["valu:fp32"] - one.flops_by["valu:fp32"] == 4096 * 8192
     assert two.time_s > 1.8 * one.time_s
+
+
+def test_stencil_2d_and_1d_derivatives(mi300x):
+    import perfmodel
+
+    """nz=1 is a 2-D stencil (5-point star by default, 9 = box) with no z-plane reuse; axis=z
+    radius=4 is a 1-D derivative of 9 points that re-reads 2r + 1 planes when they miss L2."""
+    (five,) = perfmodel.predict("stencil", "mi300x", dtype="fp32", nx=8192, ny=8192, nz=1)
+    assert five.flops_by["valu:fp32"] == (2 * 5 - 1) * 8192 * 8192
+    G = 8192 * 8192 * 4
+    assert five.bytes["l2"] == pytest.approx(G * (1 + 2 / 64 + 2 / 4) + G)  # reads with x/y halo + writes
+    (nine,) = perfmodel.predict("stencil", "mi300x", dtype="fp32", nx=8192, ny=8192, nz=1, points=9)
+    assert nine.flops_by["valu:fp32"] == 17 * 8192 * 8192 and nine.bytes["l2"] > five.bytes["l2"]
+    (dz,) = perfmodel.predict("stencil", "mi300x", dtype="fp64", nx=1024, ny=1024, nz=256, axis="z", radius=4)
+    G = 1024 * 1024 * 256 * 8
+    assert dz.flops_by["valu:fp64"] == 17 * 1024 * 1024 * 256
+    assert dz.bytes_read["l2"] == pytest.approx(9 * G)  # 9 planes, no x/y halo
+    (dx,) = perfmodel.predict("stencil", "mi300x", dtype="fp64", nx=1024, ny=1024, nz=256, axis="x", radius=4)
+    assert dx.bytes_read["l2"] == pytest.approx(G * (1 + 8 / 64)) and dx.bytes_read["hbm"] == pytest.approx(G)

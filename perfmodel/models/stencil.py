@@ -1,4 +1,5 @@
-"""`stencil`: 3-D stencil on an nx x ny x nz grid (x fastest), one output per grid point.
+"""`stencil`: 3-D, 2-D (nz = 1) or 1-D derivative stencils on an nx x ny x nz grid (x fastest),
+one output per grid point (see `_shape` for points, radius and axes).
 
 ``points`` = 6r + 1 is a star of radius r (7: r=1, 13: r=2, 19: r=3, 25: r=4); 27 is the
 3 x 3 x 3 box (r=1); any other count >= 7 is read as a star of radius ceil((points-1)/6).
@@ -29,11 +30,34 @@ from perfmodel.models.registry import REQUIRED, Param, floats, register
 from perfmodel.work import Launch, Work
 
 BX, BY = 64, 4
+AXES = ("all", "x", "y", "z")
 
 
 def radius(points) -> np.ndarray:
+    """Radius of a 3-D stencil from its point count (27: the 3x3x3 box; else a star)."""
     points = np.asarray(points, dtype=float)
     return np.where(points == 27, 1.0, np.ceil((points - 1) / 6))
+
+
+def _shape(p: dict, nx, ny, nz):
+    """(points, radius, box, involved axes as 0/1 arrays x, y, z) of a case.
+
+    ``axis=all`` is a star (or box) over every axis with more than one point: 3-D (6r + 1
+    points, 27 = box), 2-D when nz = 1 (4r + 1, 9 = box), 1-D when ny = nz = 1. ``axis=x|y|z``
+    is a 1-D derivative stencil along that axis (2r + 1 points). ``radius`` sets r; otherwise it
+    comes from ``points`` (default radius 1).
+    """
+    axis = p.get("axis", "all")
+    ax = {"x": np.ones_like(nx), "y": (ny > 1) * 1.0, "z": (nz > 1) * 1.0}
+    if axis != "all":
+        ax = {k: (np.ones_like(nx) if k == axis else np.zeros_like(nx)) for k in ax}
+    dims = np.maximum(ax["x"] + ax["y"] + ax["z"], 1.0)
+    pts = np.asarray(0 if p.get("points") is None else p["points"], dtype=float) + 0 * nx
+    rad = np.asarray(0 if p.get("radius") is None else p["radius"], dtype=float) + 0 * nx
+    box = (pts == 3.0**dims) & (dims > 1)
+    r = np.where(rad > 0, rad, np.where(pts > 0, np.where(box, 1.0, np.ceil((pts - 1) / (2 * dims))), 1.0))
+    points = np.where(pts > 0, pts, 2 * dims * r + 1)
+    return points, r, box, ax
 
 
 @register(
@@ -42,16 +66,16 @@ def radius(points) -> np.ndarray:
         Param("nx", int, REQUIRED),
         Param("ny", int, REQUIRED),
         Param("nz", int, REQUIRED),
-        Param("points", int, 7, minimum=7, help="7, 13, 19, 25 (star, radius 1-4) or 27 (3x3x3 box)"),
+        Param("points", int, 0, minimum=0, help="points per output: 3-D star 7/13/19/25, 27 box; 2-D (nz=1) 5/9; 0 = from radius"),
+        Param("radius", int, 0, minimum=0, help="stencil radius r (0: from points, else 1)"),
+        Param("axis", str, "all", choices=AXES, help="all: star over every axis; x/y/z: 1-D derivative along one axis"),
     ],
-    doc="3-D star stencil (7/13/19/25 points; 27 = box), one output per grid point",
+    doc="3-D/2-D star or box stencil, or a 1-D derivative along one axis; one output per grid point",
     default_dtype="fp64",
 )
 def stencil(p: dict, arch, dtype: str) -> Work:
-    nx, ny, nz, points = floats(p, "nx", "ny", "nz", "points")
-    points = points + 0 * nx
-    r = radius(points)
-    box = points == 27
+    nx, ny, nz = floats(p, "nx", "ny", "nz")
+    points, r, box, ax = _shape(p, nx, ny, nz)
     s = dtypes.size(dtype)
     cells = nx * ny * nz
     G = cells * s
@@ -61,15 +85,17 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     br, bw = traffic.stream_traffic(arch, G, G, 2 * G)
     bx = np.minimum(BX, nx)
     by = np.minimum(BY, ny)
-    planes = (2 * r + 1) * nx * ny * s
-    l2_star = 2 * r + 1 + 2 * r / bx + 2 * r / by
-    l2_box = (2 * r + 1) * (1 + 2 * r / bx) * (1 + 2 * r / by)
+    zr = 2 * r * ax["z"]  # z-neighbour planes (none for 2-D, 1-D x/y)
+    planes = (zr + 1) * nx * ny * s
+    hx, hy = 2 * r * ax["x"] / bx, 2 * r * ax["y"] / by
+    l2_star = zr + 1 + hx + hy
+    l2_box = (zr + 1) * (1 + hx) * (1 + hy)
     factor = {"l1": points, "l2": np.where(box, l2_box, l2_star)}
     # beyond L2: re-reads of z neighbours wherever the planes miss every cache so far
-    miss = planes > arch.capacity_per("l2")[0]
+    miss = (zr > 0) & (planes > arch.capacity_per("l2")[0])
     caps = traffic.serving_capacities(arch)
     for lv in sc.beyond(arch, "l2"):
-        factor[lv] = np.where(miss, 2 * r + 1, 1.0)
+        factor[lv] = np.where(miss, zr + 1, 1.0)
         if lv in caps:
             miss = miss & (planes > caps[lv])
     for lv in br:
