@@ -26,6 +26,7 @@ from perfmodel.archspec import SpecValue
 from perfmodel.roofline import largest_term
 from perfmodel.vocab import (
     DEVICE_MEMORY,
+    FILL,
     GLOBAL_PATH,
     LATENCY,
     LAUNCH,
@@ -351,9 +352,10 @@ def _timed_terms(work: Work, shape, terms: _Terms) -> None:
         terms.latency_limited[t] = lat > secs - lat
 
 
-def _bound(terms: _Terms, shape, launch: float | None) -> tuple[np.ndarray, np.ndarray]:
+def _bound(terms: _Terms, shape, launch: float | None, fill) -> tuple[np.ndarray, np.ndarray]:
     """(bound class, time) per point: the largest term, ``latency`` when Little's law capped
-    it, ``launch`` when the launch overhead exceeds it."""
+    it or the serial memory latencies (``fill``, added to the body) exceed it, ``launch`` when
+    the launch overhead exceeds both."""
     names = list(terms.time)
     idx, body = largest_term([np.broadcast_to(terms.time[n], shape) for n in names])
     # bound classes as integer codes into `labels` (fast on large batches), strings at the end
@@ -362,11 +364,15 @@ def _bound(terms: _Terms, shape, launch: float | None) -> tuple[np.ndarray, np.n
     for i, n in enumerate(names):
         if n in terms.latency_limited:
             code[(idx == i) & terms.latency_limited[n]] = len(names)
+    fill = np.broadcast_to(np.asarray(fill, dtype=float), shape)
+    if np.any(fill > 0):
+        terms.time[FILL] = np.array(fill)
+        code[fill > body] = len(names)
     if launch is None:
-        return np.array(labels)[code], body
+        return np.array(labels)[code], body + fill
     terms.time[LAUNCH] = np.full(shape, launch)
-    code[launch > body] = len(names) + 1
-    return np.array(labels)[code], body + launch
+    code[(launch > body) & (launch > fill)] = len(names) + 1
+    return np.array(labels)[code], body + fill + launch
 
 
 def estimate(work: Work, arch: Arch, include_launch: bool = True, first_principles: bool = False) -> Estimate:
@@ -387,7 +393,9 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, first_principl
     if not terms.time:
         terms.time[NO_WORK] = np.zeros(shape)
         terms.naive[NO_WORK] = np.zeros(shape)
-    bound, time_s = _bound(terms, shape, arch.launch_overhead_s if include_launch else None)
+    L = work.launch
+    fill = np.asarray(L.serial_latencies if L else 0.0, dtype=float) * latency_s(arch, arch.memory_level)
+    bound, time_s = _bound(terms, shape, arch.launch_overhead_s if include_launch else None, fill)
     nnames = list(terms.naive)
     nidx, nbody = largest_term([np.broadcast_to(terms.naive[n], shape) for n in nnames])
     nlabels = np.array([bound_label(n) for n in nnames])

@@ -46,6 +46,7 @@ COMPUTE = "compute"
 MEMORY = "memory"
 LAUNCH = "launch"
 LATENCY = "latency"
+FILL = "fill"  # the term of serial memory latencies (pipeline fill and drain); bound class latency
 UNKNOWN = "unknown"
 
 
@@ -81,7 +82,10 @@ def is_compute(term: str) -> bool:
 
 
 def bound_label(term: str) -> str:
-    """The bound class of a term: ``compute:mfma:bf16`` -> ``compute:mfma``; others unchanged."""
+    """The bound class of a term: ``compute:mfma:bf16`` -> ``compute:mfma``; ``fill`` ->
+    ``latency``; others unchanged."""
+    if term == FILL:
+        return LATENCY
     if is_compute(term):
         return f"{COMPUTE}:{split_flop_key(split_term(term)[1])[0]}"
     return term

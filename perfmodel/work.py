@@ -35,6 +35,10 @@ class Launch:
     tile_n: Any = 0
     tile_k: Any = 0
     bytes_in_flight_per_wave: Any = 0  # outstanding memory bytes one wave keeps in flight; 0 = default
+    # device-memory round trips on the critical path that no other work hides: a tiled kernel's
+    # prologue (the first K step's operands must arrive before the first matrix instruction)
+    # and epilogue (the last tiles' C stores must complete before the kernel does)
+    serial_latencies: Any = 0
 
 
 class LevelBytes:

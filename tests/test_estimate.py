@@ -182,3 +182,20 @@ def test_gemm_rate_preference_order():
     assert 0.4 < rate / peak < 0.6 and "this GPU's measured GEMMs" in prov
     rate, peak, prov = compute_rate(a, "mfma", "bf16", first_principles=True)
     assert rate / peak == constants()["matrix_fraction_of_peak"]["value"]
+
+
+def test_tiled_kernels_pay_pipeline_fill_and_drain():
+    """A GEMM's prologue load and epilogue store are device-memory round trips no other work
+    hides: a `fill` term of 2 latencies (3 with split-K's reduction), added to the body."""
+    import perfmodel
+    from perfmodel.estimate import latency_s
+
+    a = load_arch("mi300x")
+    (big,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=8192, n=8192, k=8192)
+    assert big.terms_s["fill"] == pytest.approx(2 * latency_s(a, "hbm"))
+    body = max(v for k, v in big.terms_s.items() if k not in ("fill", "launch"))
+    assert big.time_s == pytest.approx(body + big.terms_s["fill"] + big.terms_s["launch"])
+    (skinny,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=16, n=1024, k=65536)
+    assert skinny.terms_s["fill"] == pytest.approx(3 * latency_s(a, "hbm"))  # split-K
+    (s,) = perfmodel.predict("stream", "mi300x", op="copy", n=2**20)
+    assert "fill" not in s.terms_s

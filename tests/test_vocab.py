@@ -23,6 +23,7 @@ def test_term_keys_round_trip():
     assert memory_term("hbm") == "memory:hbm"
     assert bound_label("compute:mfma:bf16") == "compute:mfma"
     assert bound_label("memory:mall") == "memory:mall"
+    assert bound_label("fill") == "latency"
 
 
 @pytest.mark.parametrize("label", ["compute:mfma", "memory:hbm", "latency", "launch", "unknown"])
@@ -56,7 +57,7 @@ def test_every_suite_prediction_uses_the_vocabulary():
             assert is_bound_label(p.bound) and is_bound_label(p.roofline_bound), (key, raw, p.bound)
             for t in p.terms_s:
                 kind, k = split_term(t)
-                assert t == "launch" or (kind == "memory" and k in arch.levels) or (
+                assert t in ("launch", "fill") or (kind == "memory" and k in arch.levels) or (
                     kind == "compute" and split_flop_key(k)[0] in PIPES
                 ), t
     assert seen > 500

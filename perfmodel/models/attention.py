@@ -107,6 +107,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_m=bo,
         tile_n=bi,
         tile_k=d,
+        serial_latencies=np.where(split > 1, 3.0, 2.0),  # Q/K/V prologue, O store (+ split-KV reduction)
     )
     if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))

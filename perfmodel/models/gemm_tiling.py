@@ -190,5 +190,8 @@ def gemm_work(
         tile_m=tm,
         tile_n=tn,
         tile_k=tk,
+        serial_latencies=2.0,  # prologue load + epilogue store (split-K: the reduction pass adds one)
     )
+    if np.any(split > 1):
+        launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
     return work, launch

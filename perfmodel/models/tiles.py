@@ -295,6 +295,8 @@ def combine_launch(launches: list[Launch]) -> Launch:
             [np.broadcast_to(np.asarray(getattr(lc, f), dtype=float), grids.shape[1:]) for lc in launches]
         )
         vals[f] = np.take_along_axis(stack, i[None], axis=0)[0]
+    # the kernels run one after another: their serial latencies add up
+    vals["serial_latencies"] = sum(np.asarray(lc.serial_latencies, dtype=float) for lc in launches)
     return Launch(**vals)
 
 

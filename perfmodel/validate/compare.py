@@ -26,6 +26,7 @@ from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction
 from perfmodel.vocab import (
     COMPUTE,
+    FILL,
     LAUNCH,
     MEMORY,
     compute_term,
@@ -153,7 +154,7 @@ def _amount_times(
     body_amt: dict[str, float] = {}
     amt_ratio: dict[str, float] = {}
     for t, s in pred.terms_s.items():
-        if t == LAUNCH:
+        if t in (LAUNCH, FILL):
             continue
         body_pred[t] = s
         ma = _measured_amount(m, t, frac, flops_missing)
@@ -174,7 +175,7 @@ def _explain_time(m: Measurement, pred: Prediction, frac, flops_missing: bool) -
     if m.time_s is None:
         return "no usable measured time: time not compared", None
     t_meas, t_pred = m.time_s, pred.time_s
-    launch = pred.terms_s.get(LAUNCH, 0.0)
+    launch = pred.terms_s.get(LAUNCH, 0.0) + pred.terms_s.get(FILL, 0.0)  # fixed costs beside the body
     body_pred, body_amt, amt_ratio = _amount_times(m, pred, frac, flops_missing)
     if not body_pred:
         return "nothing to time", None
@@ -207,7 +208,7 @@ def _explain_rate(
     m: Measurement, pred: Prediction, term: str, r_b: float | None, head: str, ma: float | None
 ) -> tuple[str, str]:
     """Amounts as modelled: the binding term ran at another rate than the model assumed."""
-    launch = pred.terms_s.get(LAUNCH, 0.0)
+    launch = pred.terms_s.get(LAUNCH, 0.0) + pred.terms_s.get(FILL, 0.0)
     rates = pred.rates
     t_meas = m.time_s or 0.0
     if ma is None or term not in rates or t_meas <= launch:
