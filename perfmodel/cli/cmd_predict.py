@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from perfmodel.cli.options import emit, format_option, output_option
+from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
 
 
 @click.command("predict", context_settings={"ignore_unknown_options": False})
@@ -16,7 +16,7 @@ from perfmodel.cli.options import emit, format_option, output_option
 @click.option("--suite", is_flag=True, help="Run the built-in suite of realistic cases (kernels/suite.yaml).")
 @click.option("--warm", is_flag=True, help="Steady state of a repeated kernel: inputs that fit a cache are served from it (default: one cold run).")
 @click.option("--terms", is_flag=True, help="Table/csv/md: add every time term and the bytes per level.")
-@click.option("-o", "plot", default=None, help="Also place the cases on the roofline of the first arch (.png/.svg/.pdf).")
+@click.option("-o", "plot", default=None, callback=output_path_callback, help="Also place the cases on the roofline of the first arch (.png/.svg/.pdf).")
 @format_option
 @output_option
 def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, terms, plot, fmt, output) -> None:

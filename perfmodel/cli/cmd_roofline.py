@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from perfmodel.cli.options import emit, format_option, output_option
+from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
 
 
 @click.command("roofline")
@@ -61,7 +61,7 @@ from perfmodel.cli.options import emit, format_option, output_option
     default=None,
     help="With --measured: write the plotted points (kernel, kind, level, AI, TFLOP/s) as CSV.",
 )
-@click.option("-o", "plot", default=None, help="Write the plot to this file (.png, .svg or .pdf).")
+@click.option("-o", "plot", default=None, callback=output_path_callback, help="Write the plot to this file (.png, .svg or .pdf).")
 @click.option("--sparse", is_flag=True, help="Also list sparse matrix peaks in the table.")
 @format_option
 @output_option

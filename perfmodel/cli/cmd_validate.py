@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perfmodel.cli.options import emit, format_option, output_option
+from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
 
 SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".txt": "table"}
 
@@ -31,8 +31,9 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
 @click.option(
     "-o",
     "report",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     default=None,
+    callback=output_path_callback,
     help="Write the report to this file; format from the suffix (.md .json .jsonl .csv) unless --format is given.",
 )
 @format_option
@@ -51,11 +52,15 @@ def validate_command(
     perfmodel validate workloads/mixbench/mi200 --per-dispatch --format jsonl
     perfmodel validate run/ --cases manifest.yaml -o report.md
     """
+    import math
+
+    from perfmodel.errors import InputError
     from perfmodel.validate import validate
 
-    target = report or output
-    if target and ctx.get_parameter_source("fmt") == click.core.ParameterSource.DEFAULT:
-        fmt = SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
+    if sclk is not None and not (math.isfinite(sclk) and 1 <= sclk <= 10_000):
+        raise InputError(f"expected a clock between 1 and 10000 MHz, got {sclk:g}", key="--sclk")
+    fmt_given = ctx.get_parameter_source("fmt") != click.core.ParameterSource.DEFAULT
+    targets = [t for t in (report, output) if t] or [None]
     v = validate(
         workload,
         arch=arch,
@@ -66,7 +71,8 @@ def validate_command(
         kernel_filter=kernel_filter,
         top=top,
     )
-    text = v.render(fmt)
-    emit(text, target)
-    if target and fmt in ("table", "md"):
-        click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
+    for target in targets:  # -o and -O: each file in its own format (from its suffix)
+        f = fmt if fmt_given or not target else SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
+        emit(v.render(f), target)
+        if target and f in ("table", "md"):
+            click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
