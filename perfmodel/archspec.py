@@ -208,7 +208,7 @@ class _Walker:
             self.fail(path, f"expected a mapping with keys {', '.join(fields)}, got {type(node).__name__}")
         for k in node:
             if not isinstance(k, str) or k not in fields:
-                self.fail(_join(path, excerpt(k, 40)), f"unknown key{did_you_mean(k, fields)}; expected one of {', '.join(fields)}")
+                self.fail(_join(path, _name(k)), f"unknown key{did_you_mean(k, fields)}; expected one of {', '.join(fields)}")
         out = {}
         for name, (spec, required) in fields.items():
             if name not in node or node[name] is None:
@@ -225,7 +225,7 @@ class _Walker:
         for k, v in node.items():
             if not isinstance(k, str) or (allowed is not None and k not in allowed):
                 what = f"; expected one of {', '.join(allowed)}" if allowed is not None else "; expected a name"
-                self.fail(_join(path, excerpt(k, 40)), f"unknown name{did_you_mean(k, allowed or ())}{what}")
+                self.fail(_join(path, _name(k)), f"unknown name{did_you_mean(k, allowed or ())}{what}")
             out[k] = self.walk(v, child, _join(path, str(k)))
         return out
 
@@ -246,7 +246,7 @@ class _Walker:
         allowed = _Q_BASE | set(extra)
         for k in node:
             if not isinstance(k, str) or k not in allowed:
-                self.fail(_join(path, excerpt(k, 40)), f"unknown key{did_you_mean(k, allowed)}; expected one of {', '.join(sorted(allowed))}")
+                self.fail(_join(path, _name(k)), f"unknown key{did_you_mean(k, allowed)}; expected one of {', '.join(sorted(allowed))}")
         for req in ("value", "source"):
             if req not in node:
                 self.fail(_join(path, req), "missing required field")
@@ -295,6 +295,11 @@ class _Walker:
         if not isinstance(note, str):
             self.fail(_join(path, "note"), "expected text")
         return SpecValue(value=value, unit=unit, source=src, tag=tag, note=note, per=per, extra=ex, raw=raw)
+
+
+def _name(key: Any) -> str:
+    """A mapping key for an error path: as written when it is short text, else an excerpt."""
+    return key if isinstance(key, str) and len(key) <= 40 and "\n" not in key else excerpt(key, 40)
 
 
 def _join(path: str, key: str) -> str:

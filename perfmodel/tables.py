@@ -73,6 +73,7 @@ VALIDATE_COLUMNS = [
     "flops_match",
     "measured_bound",
     "bound",
+    "flags",
     "explain",
 ]
 VALIDATE_HEADERS = {
@@ -99,7 +100,20 @@ def validation_table(v) -> list[dict]:
         t["hbm_gbs"] = None if bw is None else bw / 1e9
         t["hbm_ratio"] = (r.get("bytes_ratio") or {}).get(mem)
         t["explain"] = r.get("explain")
+        t["flags"] = len(r.get("flags") or []) or None
         out.append(t)
+    return out
+
+
+def flag_lines(rows: list[dict]) -> list[str]:
+    """Every row's flags, one line each (``flag: <kernel> [dispatch N]: <flag>``): a table shows
+    the count, these lines say what cannot be true."""
+    out = []
+    for r in rows:
+        who = r.get("name") or r.get("kernel") or "?"
+        if r.get("count", 1) == 1 and r.get("dispatch") is not None:
+            who += f" (dispatch {r['dispatch']})"
+        out += [f"flag: {who}: {f}" for f in r.get("flags") or []]
     return out
 
 
@@ -110,8 +124,9 @@ def render_validation(v, fmt: str) -> str:
     mode = "per dispatch" if v.per_dispatch else "per kernel (ratio of sums)"
     title = f"perfmodel validate {v.path} on {v.arch.name} ({v.arch.key}), {mode}"
     text = render(validation_table(v), fmt, columns=VALIDATE_COLUMNS, headers=VALIDATE_HEADERS, title=title)
-    if v.notes:
-        text += ("\n" if fmt == "md" else "") + "\n".join(f"note: {n}" for n in v.notes) + "\n"
+    extra = flag_lines(v.rows) + [f"note: {n}" for n in v.notes]
+    if extra:
+        text += ("\n" if fmt == "md" else "") + "\n".join(extra) + "\n"
     return text
 
 

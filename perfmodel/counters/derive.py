@@ -113,8 +113,10 @@ def _time(m: Measurement, d: Dispatch) -> None:
     dur = d.duration_ns
     if not ts and dur is not None and dur > 0:
         m.time_s = dur * 1e-9
-        if m.cycles is not None:
+        if m.cycles is not None and m.cycles > 0:
             m.clock_hz = m.cycles / m.time_s
+        elif m.cycles is not None:
+            m.flags.append(f"zero-cycles: GRBM_GUI_ACTIVE is {m.cycles:g} over {dur:.0f} ns; clock unknown")
     elif not d.time_source:
         m.notes.append("no timestamps: rates unavailable")
     if d.pass_durations_ns and len(d.pass_durations_ns) > 1:

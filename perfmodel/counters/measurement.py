@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from perfmodel.vocab import COMPUTE, MEMORY, split_flop_key
+from perfmodel.vocab import COMPUTE, MEMORY, UNKNOWN, split_flop_key
 from perfmodel.work import LevelBytes
 
 
@@ -75,6 +75,8 @@ class Measurement(LevelBytes):
         """
         if not peaks or self.time_s is None or self.time_s <= 0:
             return None
+        if any(f.startswith("negative") for f in self.flags):
+            return UNKNOWN  # a negative amount cannot be closest to any ceiling
         best, best_u = None, -1.0
         for lv, bw in self.bandwidth().items():
             peak = peaks.get(lv)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from perfmodel.errors import InputError
+from perfmodel.errors import InputError, excerpt, one_line
 
 # rocprof v1 / v2 / v3 / rocpd spellings -> one canonical name (rocprof-compute's).
 ALIASES = {
@@ -127,16 +127,23 @@ def clean_kernel(name: str) -> str:
 def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
     """Canonical header and a row iterator ``(line_no, cells)``; checks shape as it streams."""
     where = str(path)
+    fh = None
     try:
+        if path.is_dir():
+            raise InputError("is a directory; expected a CSV file", where=where)
         if path.stat().st_size == 0:
             raise InputError("file is empty", where=where)
-        fh = open(path, newline="", encoding="utf-8")
+        fh = open(path, newline="", encoding="utf-8-sig")
         reader = csv.reader(fh)
         header = next(reader, None)
     except UnicodeDecodeError:
+        fh.close()
         raise InputError("not a UTF-8 text CSV file", where=where) from None
     except csv.Error as e:
-        raise InputError(f"malformed CSV header ({e})", where=where) from None
+        fh.close()
+        raise InputError(f"malformed CSV header ({one_line(str(e), 80)})", where=where) from None
+    except OSError as e:
+        raise InputError(f"cannot read the file ({e.strerror or e})", where=where) from None
     if not header or not any(h.strip() for h in header):
         fh.close()
         raise InputError("no CSV header line", where=where)
@@ -169,14 +176,26 @@ def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
     return header, it()
 
 
+# No counter, size or timestamp exceeds a 64-bit register: a larger cell is corrupt, and inf or
+# nan would turn into "nan GB/s" or an OverflowError further on.
+MAX_CELL = 2.0**64
+
+
 def number(text: str, *, where: str, column: str, line: int) -> float:
-    """A numeric cell, or an InputError naming the file, line and column."""
+    """A finite numeric cell within a 64-bit counter's range, or an InputError naming the file,
+    line and column."""
     t = text.strip()
     try:
-        return float(t)
+        v = float(t)
     except ValueError:
-        what = "an empty cell" if not t else f"non-numeric value {t!r}"
+        what = "an empty cell" if not t else f"non-numeric value {excerpt(t, 40)}"
         raise InputError(f"line {line}, column {column}: {what} (expected a number)", where=where) from None
+    if not abs(v) <= MAX_CELL:  # also false for nan
+        raise InputError(
+            f"line {line}, column {column}: {excerpt(t, 40)} is not a finite number within a 64-bit counter's range",
+            where=where,
+        )
+    return v
 
 
 def timestamp(text: str, *, where: str, column: str, line: int, flags: list[str]) -> float | None:
@@ -185,7 +204,7 @@ def timestamp(text: str, *, where: str, column: str, line: int, flags: list[str]
     if not t:
         flags.append(f"corrupt-timestamp: empty {column}")
         return None
-    if t.isdigit():
+    if t.isdigit() and len(t) <= 20:
         return int(t)  # ns since boot exceed 2**53: a float would lose the last digits
     v = number(t, where=where, column=column, line=line)
     if "e" in t.lower():

@@ -10,7 +10,6 @@ predicted_bytes, ...) and the residuals of `compare`. Tables of these rows are p
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from perfmodel.arch import Arch
 from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction, predict_on
 from perfmodel.validate.compare import compare
-from perfmodel.validate.identify import Manifest, identify, load_manifest, short_name
+from perfmodel.validate.identify import Manifest, compile_regex, identify, load_manifest, short_name
 from perfmodel.validate.workload_arch import pick_arch
 
 
@@ -95,13 +94,10 @@ def validate(
     wl = _open(path)
     a, notes = pick_arch(wl, arch, sclk_mhz, cus)
     ach, peak = achievable_rates(a)
-    ms = derive_workload(wl, None if wl.gfx else a.gfx)
+    ms = derive_workload(wl, None if wl.gfx else a.gfx, peaks=peak)
     flt = None
     if kernel_filter:
-        try:
-            flt = re.compile(kernel_filter)
-        except re.error as e:
-            raise InputError(f"bad regex ({e})", key="--kernel") from None
+        flt = compile_regex(kernel_filter, None, "--kernel")
     ident, preds = _predict_dispatches(wl, a, man)
     rows: list[dict] = []
     if per_dispatch:
