@@ -210,8 +210,8 @@ def evaluate(cases: list[Case], first_principles: bool = False, warm: bool = Fal
         first = members[0]
         try:
             arch = load_arch(arch_key)
-        except InputError as e:
-            raise InputError(str(e).split(": ", 1)[-1], where=first.where, key="arch") from None
+        except InputError as e:  # a spec file's error keeps its file and key
+            raise InputError(str(e) if e.where else str(e).split(": ", 1)[-1], where=first.where, key="arch") from None
         model = first.model
         params: dict[str, Any] = dict(cats)
         for n in model.numeric:

@@ -23,9 +23,11 @@ MAX_DEPTH = 64  # nesting levels; the deepest shipped file has 6
 MAX_NODES = 1_000_000  # nodes after alias expansion
 
 
-def read_text(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> str:
-    """The text of a UTF-8 file; ``what`` names what the file should be, for the error line."""
+def read_text(path: str | Path, what: str, max_bytes: int | None = None) -> str:
+    """The text of a UTF-8 file (a BOM is dropped); ``what`` names what the file should be, for
+    the error line. Files over ``max_bytes`` (default `MAX_BYTES`) are refused unread."""
     p = Path(path)
+    max_bytes = MAX_BYTES if max_bytes is None else max_bytes
     try:
         if p.is_dir():
             raise InputError(f"is a directory; expected {what}", where=str(p))

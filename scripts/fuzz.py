@@ -101,14 +101,22 @@ def insane(stdout: str) -> str:
         for k, v in _numbers(row):
             if isinstance(v, float) and not math.isfinite(v):
                 return f"{k}={v}"
-            if v < 0 and not flags:
+            amount = k.split(".")[0] in AMOUNTS
+            if amount and v < 0 and not flags:
                 return f"{k}={v} unflagged"
-            if k.endswith("pct_of_peak") and v > 100 and not flags:
-                return f"{k}={v} unflagged"
+            if k.startswith("pct_of_peak") and v > 1.0 + 1e-9 and not flags:
+                return f"{k}={v:.3g} of peak unflagged"
+            if k == "clock_hz" and not v > 0:
+                return f"{k}={v}"
         t = row.get("time_us")
         if isinstance(t, (int, float)) and not t > 0 and not flags:
             return f"time_us={t}"
     return ""
+
+
+# fields that are amounts or rates: never negative unless a flag says why
+AMOUNTS = {"time_us", "clock_hz", "flops", "flops_by", "bytes", "bytes_read", "bytes_write", "achieved", "pct_of_peak",
+           "tflops", "predicted_time_us", "predicted_flops", "predicted_bytes", "roofline_time_us", "headroom"}
 
 
 def _numbers(node, prefix=""):
@@ -346,8 +354,88 @@ def fam_manifest(rng, tmp: Path):
     return ["validate", str(src), "--cases", str(p), "--format", "json"], [p]
 
 
+LONG = ROCPROF / "rocm-systems/tests_workloads_2025/vcopy/MI300X_A1_rocpd/pmc_perf.csv"
+
+
+def build_v3_dir(d: Path) -> None:
+    """A rocprofv3 CSV run (counter collection, kernel trace, agent info) from real MI300X values."""
+    with open(LONG, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    d.mkdir()
+    with open(d / "1_counter_collection.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["Correlation_Id", "Dispatch_Id", "Agent_Id", "Grid_Size", "Kernel_Name", "Workgroup_Size",
+                    "LDS_Block_Size", "Counter_Name", "Counter_Value"])
+        for r in rows:
+            w.writerow([r["Dispatch_ID"], r["Dispatch_ID"], "Agent 2", r["Grid_Size"], r["Kernel_Name"],
+                        r["Workgroup_Size"], r["LDS_Per_Workgroup"], r["Counter_Name"], r["Counter_Value"]])
+    with open(d / "1_kernel_trace.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["Kind", "Agent_Id", "Dispatch_Id", "Kernel_Name", "Start_Timestamp", "End_Timestamp",
+                    "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"])
+        for r in rows:
+            if r["Counter_Name"] == "SQ_WAVES":
+                w.writerow(["KERNEL_DISPATCH", "Agent 2", r["Dispatch_ID"], r["Kernel_Name"], r["Start_Timestamp"],
+                            r["End_Timestamp"], r["Grid_Size"], 1, 1])
+    (d / "1_agent_info.csv").write_text(
+        "Node_Id,Agent_Type,Wave_Front_Size,Num_Xcc,Cu_Count,Name,Product_Name\n0,CPU,0,0,0,AMD EPYC,EPYC\n"
+        "2,GPU,64,8,304,gfx942,AMD Instinct MI300X\n")
+
+
+def fam_v3dir(rng, tmp: Path):
+    d = tmp / "v3"
+    build_v3_dir(d)
+    f = rng.choice(sorted(d.glob("*.csv")))
+    r = rng.random()
+    if r < 0.1:
+        f.write_bytes(encode(f.read_text(), rng))
+    elif r < 0.15:
+        (d / "2_agent_info.csv").write_text(
+            "Node_Id,Agent_Type,Wave_Front_Size,Num_Xcc,Cu_Count,Name\n1,GPU,64,1,104,gfx90a\n")
+    else:
+        f.write_text(_mutate_csv(f.read_text(), rng))
+    return ["validate", str(d), "--format", "json"], [d]
+
+
+SQL_BAD = [None, "abc", float("inf"), float("-inf"), float("nan"), -1, 2**63 - 1, b"\xff\x00", 1e300, "", 0]
+
+
+def fam_sqlite(rng, tmp: Path):
+    import sqlite3
+
+    from test_readers_rocpd_sqlite import UUID, build_db
+
+    p = tmp / "run.db"
+    build_db(p, gfx_names=rng.choice([("gfx942",), ("gfx942",), ("gfx942", "gfx90a")]))
+    r = rng.random()
+    if r < 0.1:
+        b = bytearray(p.read_bytes())
+        for _ in range(rng.choice([1, 10, 100])):
+            i = rng.randrange(100, len(b))
+            b[i] = rng.randrange(256)
+        p.write_bytes(bytes(b))
+    elif r < 0.15:
+        p.write_bytes(p.read_bytes()[: rng.randrange(16, 5000)])
+    else:
+        table, col = rng.choice([
+            ("rocpd_kernel_dispatch", "start"), ("rocpd_kernel_dispatch", '"end"'),
+            ("rocpd_kernel_dispatch", "dispatch_id"), ("rocpd_kernel_dispatch", "group_segment_size"),
+            ("rocpd_kernel_dispatch", "grid_size_x"), ("rocpd_info_kernel_symbol", "kernel_name"),
+            ("rocpd_pmc_event", "value"), ("rocpd_info_agent", "name"), ("rocpd_info_agent", "product_name"),
+            ("rocpd_info_pmc", "name")])
+        con = sqlite3.connect(p)
+        try:
+            con.execute(f"UPDATE `{table}{UUID}` SET {col} = ? WHERE id = (SELECT MIN(id) FROM `{table}{UUID}`)",
+                        (rng.choice(SQL_BAD),))
+            con.commit()
+        except sqlite3.Error:
+            pass
+        con.close()
+    return ["validate", str(p), "--format", "json"], [p]
+
+
 FAMILIES = {"archspec": fam_archspec, "cases": fam_cases, "kv": fam_kv, "workload": fam_workload,
-            "manifest": fam_manifest}
+            "manifest": fam_manifest, "v3dir": fam_v3dir, "sqlite": fam_sqlite}
 
 
 def main(argv=None) -> int:

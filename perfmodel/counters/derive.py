@@ -8,6 +8,7 @@ InputError names the formula and the missing counter.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from perfmodel.counters import flags
@@ -62,6 +63,11 @@ def _quantities(m: Measurement, d: Dispatch, fs: FormulaSet, consts: Mapping[str
             value = alt.expr(env)
         except ZeroDivisionError:
             m.notes.append(f"{key}: division by zero in {alt.expr.text}; left out")
+            continue
+        except OverflowError:
+            value = float("inf")
+        if not math.isfinite(value):
+            m.flags.append(f"non-finite: {key} = {value} from {alt.expr.text}; left out")
             continue
         if alt.note:
             m.notes.append(f"{key}: {alt.note}")
