@@ -89,6 +89,8 @@ def _check(node: ast.AST, text: str, names: set[str]) -> None:
             raise ExprError(f"formula {excerpt(text)}: only calls to {sorted(_FUNCS)} are allowed")
         if not node.args:
             raise ExprError(f"formula {excerpt(text)}: {node.func.id}() needs arguments")
+        if node.func.id == "abs" and len(node.args) != 1:
+            raise ExprError(f"formula {excerpt(text)}: abs() takes one argument")
         for a in node.args:
             _check(a, text, names)
     else:
