@@ -94,7 +94,8 @@ def validation_table(v) -> list[dict]:
         t = {k: r.get(k) for k in _VALIDATE_COPIED}
         err = r.get("time_error")
         t["time_error"] = None if err is None else f"{err:+.1%}"
-        t["tflops"] = r["achieved"] and (r["flops"] / (r["time_us"] * 1e-6) / 1e12 if r["time_us"] else None)
+        measured = r["flops"] is not None and r["time_us"]
+        t["tflops"] = r["achieved"] and (r["flops"] / (r["time_us"] * 1e-6) / 1e12 if measured else None)
         t["ai_hbm"] = r["ai"].get(mem)
         bw = r["achieved"].get(mem)
         t["hbm_gbs"] = None if bw is None else bw / 1e9

@@ -74,6 +74,8 @@ def _quantities(m: Measurement, d: Dispatch, fs: FormulaSet, consts: Mapping[str
         _store(m, key, value)
     if not_collected:
         m.notes.append("not collected: " + ", ".join(not_collected))
+    if not any(k.startswith("flops:") for k in fs.quantities):
+        m.notes.append(f"no FLOP counters for {fs.gfx}: compute is unmeasured, the measured bound unknown")
 
 
 def _check_not_partial(

@@ -59,7 +59,7 @@ def measured_points(
     points: list[Point] = []
     arrows: list[Arrow] = []
     for r in v.rows:
-        if not r.get("time_us"):
+        if not r.get("time_us") or r["flops"] is None:  # no FLOP counters: no place on a roofline
             continue
         label = r["name"] if not per_dispatch else f"{r['name']} #{r['dispatch']}"
         meas = Point(label, r["kernel"], r["flops"], dict(r["bytes"]), r["time_us"] * 1e-6, MEASURED)

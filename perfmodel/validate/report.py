@@ -123,7 +123,18 @@ def validate(
         ids = {id(r) for r in keep}
         rows = [r for r in rows if id(r) in ids]
     notes += [n for n in wl.notes if n]
+    inflated = sorted({d.time_source for d in wl.dispatches if _counter_pass_timing(d.time_source)})
+    if inflated:
+        notes.append(
+            "no counter-free timing: durations come from counter-collection passes, which counter overhead"
+            f" inflates ({'; '.join(inflated)[:200]})"
+        )
     return Validation(str(path), a, rows, per_dispatch, notes)
+
+
+def _counter_pass_timing(source: str) -> bool:
+    """Whether a dispatch's duration was taken from a counter-collection pass."""
+    return any(s in source for s in ("counter pass", "same pass as the counters"))
 
 
 def _row(m, preds: list[Prediction], ident: tuple[dict | None, str], arch: Arch, ach: dict, peak: dict) -> dict:
@@ -131,7 +142,9 @@ def _row(m, preds: list[Prediction], ident: tuple[dict | None, str], arch: Arch,
     r["name"] = short_name(m.kernel)
     r["arch"] = arch.key
     total = m.total_flops
-    r["ai"] = {lv: (total / b if b > 0 else None) for lv, b in m.bytes.items()}
+    if not m.flops:  # no FLOP counter measured: no FLOP total, no intensity (not zero)
+        r["flops"] = None
+    r["ai"] = {lv: (total / b if b > 0 and m.flops else None) for lv, b in m.bytes.items()}
     achieved: dict[str, float] = {}
     if m.time_s:
         achieved.update({lv: b / m.time_s for lv, b in m.bytes.items()})
