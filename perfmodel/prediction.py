@@ -241,6 +241,14 @@ def _tiles(est: Estimate, n: int) -> list[str | None]:
     return [f"{int(a)}x{int(b)}x{int(c)}" for a, b, c in zip(tm, tn, tk, strict=True)]
 
 
+def _too_big(notes: str | None, written: float, capacity: float, mem: str) -> str | None:
+    """The batch's notes, plus a warning when the case writes more than the GPU's memory holds."""
+    if not written > capacity:
+        return notes
+    warn = f"shape too large: writes {written / 1e9:.4g} GB, more than the {capacity / 1e9:.4g} GB of {mem}"
+    return f"{notes}; {warn}" if notes else warn
+
+
 def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
     """One `Prediction` per case of a batch.
 
@@ -263,6 +271,8 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
     rates_used = {t: float(np.ravel(r)[0]) for t, r in est.rates_used.rate.items()}
     packed = frozenset(work.packed)
     arch_key, mem = est.arch.key, est.arch.memory_level
+    capacity = est.arch.capacity(mem)
+    written = cols["write"].get(mem, [0.0] * n)
     out = []
     for i, c in enumerate(cases):
         out.append(
@@ -284,7 +294,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 tile=tiles[i],
                 grid=int(grid[i]),
                 wgs_per_cu=int(wgs[i]),
-                notes=notes,
+                notes=_too_big(notes, written[i], capacity, mem),
                 id=c.id,
                 packed=packed,
             )

@@ -55,7 +55,13 @@ def render_predictions(rows: list[dict], fmt: str, detail: bool = False) -> str:
     if fmt in ("json", "jsonl"):
         return render(rows, fmt)
     trows, cols = predict_table(rows, detail or fmt == "csv")
-    return render(trows, fmt, columns=cols, headers=PREDICT_HEADERS, title=None if fmt == "csv" else "perfmodel predict")
+    text = render(trows, fmt, columns=cols, headers=PREDICT_HEADERS, title=None if fmt == "csv" else "perfmodel predict")
+    if fmt in ("table", "md"):  # warnings a reader of the table must see (json/csv carry `notes`)
+        warn = [f"warning: {r['kernel']} {shape_text(r['shape'])} on {r['arch']}: {n.strip()}"
+                for r in rows for n in (r.get("notes") or "").split(";") if n.strip().startswith("shape too large")]
+        if warn:
+            text += ("\n" if fmt == "md" else "") + "\n".join(warn) + "\n"
+    return text
 
 
 # --- perfmodel validate ------------------------------------------------------------------------

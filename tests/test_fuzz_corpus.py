@@ -362,3 +362,28 @@ def test_sigterm_during_write_leaves_no_temp_file(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 128 + signal.SIGTERM, r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# --- issue 10 §1: missing is missing, counter-pass timing, impossible predictions ----------------
+def test_no_flop_counters_bound_unknown_not_zero(cli):
+    """MI100 (gfx908) has no FLOP counters: no FLOP total, no intensity, bound `unknown`."""
+    d = ROCPROF / "rocprofiler-compute/tests_workloads_2024/vcopy/MI100"
+    rows = json.loads(cli("validate", d, "--format", "json").stdout)
+    assert rows and all(r["flops"] is None and r["measured_bound"] == "unknown" for r in rows)
+    assert all(all(v is None for v in r["ai"].values()) for r in rows)
+    assert all(any("no FLOP counters for gfx908" in n for n in r["notes"]) for r in rows)
+    table = cli("validate", d).stdout
+    assert "unknown" in table
+
+
+def test_counter_pass_timing_is_said(cli):
+    d = ROCPROF / "rocm-systems/tests_workloads_2025/vcopy/MI300X_A1_rocpd"
+    assert "note: no counter-free timing" in cli("validate", d).stdout
+    assert "no counter-free timing" not in cli("validate", VCOPY_MI200).stdout  # has timestamps.csv
+
+
+def test_shape_larger_than_memory_warned(cli):
+    r = cli("predict", "gemm", "m=1000000", "n=1000000", "k=16", "--format", "json")
+    row = json.loads(r.stdout)[0]
+    assert "shape too large: writes 2000 GB, more than the 192 GB of hbm" in row["notes"]
+    assert "warning: gemm m=1000000" in cli("predict", "gemm", "m=1000000", "n=1000000", "k=16").stdout
