@@ -3,7 +3,7 @@ the case parser, the rocprof readers and the counter-formula evaluator.
 
 Property: a valid result (finite, positive times; documented bound classes; flagged impossible
 values) or one `InputError` line - never another exception. The examples per test are few so
-the default run stays short; `scripts/fuzz.py` runs >= 10,000 generated inputs through the CLI.
+the default run stays short (about 30 s); `scripts/fuzz.py` runs >= 10,000 generated inputs through the CLI.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from perfmodel.errors import InputError  # noqa: E402
 from perfmodel.vocab import is_bound_label  # noqa: E402
 
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+SOME = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))  # slower builders
 
 # values a fuzzed file may hold where a number belongs
 weird_values = st.one_of(
@@ -245,3 +246,68 @@ def test_formula_evaluator(text, env):
     except (ZeroDivisionError, OverflowError):
         return  # derive leaves the quantity out with a note or a flag
     assert isinstance(v, float)
+
+
+SQL_CELLS = st.one_of(st.none(), st.text(max_size=8), st.binary(max_size=8), st.integers(min_value=-(2**63),
+                      max_value=2**63 - 1), st.floats(allow_nan=True, allow_infinity=True))
+SQL_COLUMNS = [("rocpd_kernel_dispatch", c) for c in ("start", '"end"', "dispatch_id", "group_segment_size",
+                                                      "grid_size_x", "workgroup_size_x", "agent_id", "kernel_id")] + [
+    ("rocpd_info_kernel_symbol", "kernel_name"), ("rocpd_info_kernel_symbol", "arch_vgpr_count"),
+    ("rocpd_pmc_event", "value"), ("rocpd_info_pmc", "name"), ("rocpd_info_agent", "name"),
+    ("rocpd_info_agent", "product_name"), ("rocpd_info_agent", "extdata")]
+
+
+@SOME
+@given(
+    target=st.sampled_from(SQL_COLUMNS),
+    value=SQL_CELLS,
+    every_row=st.booleans(),
+    flips=st.lists(st.tuples(st.integers(min_value=100, max_value=10**6), st.integers(0, 255)), max_size=4),
+    gpus=st.sampled_from([("gfx942",), ("gfx942", "gfx90a")]),
+)
+def test_rocpd_sqlite_reader(target, value, every_row, flips, gpus):
+    import sqlite3
+
+    from test_readers_rocpd_sqlite import UUID, build_db
+
+    with tempfile.TemporaryDirectory() as t:
+        p = Path(t) / "run.db"
+        build_db(p, gfx_names=gpus)
+        con = sqlite3.connect(p)
+        table, col = target
+        where = "" if every_row else f" WHERE id = (SELECT MIN(id) FROM `{table}{UUID}`)"
+        try:
+            con.execute(f"UPDATE `{table}{UUID}` SET {col} = ?{where}", (value,))
+            con.commit()
+        except sqlite3.Error:
+            pass  # a NOT NULL constraint: the database stays valid
+        con.close()
+        if flips:
+            b = bytearray(p.read_bytes())
+            for i, v in flips:
+                b[i % len(b)] = v
+            p.write_bytes(bytes(b))
+        _derive_all(p)
+
+
+@SOME
+@given(
+    which=st.sampled_from(["123_counter_collection.csv", "123_kernel_trace.csv", "123_agent_info.csv"]),
+    cells=st.lists(st.tuples(st.integers(min_value=1, max_value=10**6), st.integers(min_value=0, max_value=10**6),
+                             weird_cells), min_size=1, max_size=3),
+)
+def test_rocprofv3_csv_reader(which, cells):
+    from test_readers import test_rocprofv3_csv_directory
+
+    with tempfile.TemporaryDirectory() as t:
+        d = Path(t)
+        test_rocprofv3_csv_directory(d)
+        f = d / which
+        rows = _csv_rows(f)
+        for i, c, v in cells:
+            r = rows[1 + i % (len(rows) - 1)]
+            r[c % len(r)] = v
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(rows)
+        f.write_text(buf.getvalue())
+        _derive_all(d)
