@@ -9,8 +9,8 @@ key=value words (`predict`), workloads (`validate DIR --format json`: cell value
 truncation, columns), manifests (`validate --cases`), YAML bombs. Every run must end in exit 0
 with sane output, or exit 2 with one `error:` line; anything else is counted and listed:
 ``traceback`` (an exception escaped), ``hang`` (over --timeout seconds), ``multiline`` (an error of
-more than one line), ``insane`` (exit 0 with a non-finite or negative number, or a percentage of a
-peak above 100 without a flag). Prints the counts; exit status 1 when any is non-zero.
+more than one line), ``insane`` (exit 0 with a non-finite or negative number, a fraction of a peak above 1 without
+a flag, or a Python/numpy warning on stderr). Prints the counts; exit status 1 when any is non-zero.
 """
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ def run(args: list[str], timeout: float) -> tuple[str, str]:
         return "hang", " ".join(args)
     err = r.stderr if hasattr(r, "stderr") else r.output
     if r.exit_code == 0:
+        if "Warning" in err:
+            return "insane", f"warning on stderr: {err[-300:]}"
         bad = insane(r.stdout)
         return ("insane", bad) if bad else ("exit0", "")
     if r.exit_code == 2:
@@ -446,6 +448,9 @@ def main(argv=None) -> int:
     ap.add_argument("--family", choices=sorted(FAMILIES), action="append")
     ap.add_argument("--keep", type=Path, help="copy failing inputs here")
     a = ap.parse_args(argv)
+    import warnings
+
+    warnings.simplefilter("always")  # every numpy overflow warning is seen, not only the first
     rng = random.Random(a.seed)
     fams = a.family or list(FAMILIES)
     counts: Counter = Counter()
@@ -460,9 +465,13 @@ def main(argv=None) -> int:
                 fails.append(f"[{fam} #{i}] {outcome}: {detail.strip()[-400:]}")
                 if a.keep:
                     dst = a.keep / f"{fam}_{i}"
+                    dst.mkdir(parents=True, exist_ok=True)
+                    (dst / "command.txt").write_text(" ".join(args) + "\n")
                     for src in inputs:
-                        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / src.name) if dst.mkdir(
-                            parents=True, exist_ok=True) is None else None
+                        if src.is_dir():
+                            shutil.copytree(src, dst / src.name)
+                        else:
+                            shutil.copy(src, dst / src.name)
         if (i + 1) % 500 == 0:
             print(f"{i + 1} inputs: {dict(counts)}", file=sys.stderr, flush=True)
     for f in fails[:50]:
