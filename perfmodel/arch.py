@@ -222,7 +222,7 @@ def _load_path(path: str, mtime: float) -> Arch:
     p = Path(path)
     from perfmodel.yamlio import load_yaml
 
-    tree = parse_spec(load_yaml(p, "an archspec mapping"), where=str(p))
+    tree = parse_spec(load_yaml(p, "an archspec mapping", shipped=p.parent == archspec_dir()), where=str(p))
     a = Arch(p.stem, tree, str(p))
     _check_measured(a)
     return a

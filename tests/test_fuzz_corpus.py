@@ -387,3 +387,16 @@ def test_shape_larger_than_memory_warned(cli):
     row = json.loads(r.stdout)[0]
     assert "shape too large: writes 2000 GB, more than the 192 GB of hbm" in row["notes"]
     assert "warning: gemm m=1000000" in cli("predict", "gemm", "m=1000000", "n=1000000", "k=16").stdout
+
+
+def test_shipped_yaml_within_bounds():
+    """Shipped YAML (archspecs, counter formulas, model constants) skips the pre-scan on every
+    start; it must pass it, so a bad edit is caught here."""
+    import perfmodel
+    from perfmodel.yamlio import check_bounds
+
+    pkg = Path(perfmodel.__file__).parent
+    files = [*archspec_dir().glob("*.yaml"), *pkg.rglob("*.yaml")]
+    assert len(files) > 20
+    for f in files:
+        check_bounds(f.read_text(), str(f))
