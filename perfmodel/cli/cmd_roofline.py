@@ -57,8 +57,9 @@ from perfmodel.cli.options import emit, format_option, output_option, output_pat
 @click.option(
     "--points-csv",
     "points_csv",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     default=None,
+    callback=output_path_callback,
     help="With --measured: write the plotted points (kernel, kind, level, AI, TFLOP/s) as CSV.",
 )
 @click.option("-o", "plot", default=None, callback=output_path_callback, help="Write the plot to this file (.png, .svg or .pdf).")
