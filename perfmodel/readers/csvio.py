@@ -124,7 +124,7 @@ def clean_kernel(name: str) -> str:
     return name
 
 
-def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+def rows(path: Path) -> tuple[list[str], Rows]:
     """Canonical header and a row iterator ``(line_no, cells)``; checks shape as it streams."""
     where = str(path)
     fh = None
@@ -154,7 +154,7 @@ def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
         n_named -= 1
 
     def it() -> Iterator[tuple[int, list[str]]]:
-        with fh:
+        with fh:  # Rows (below) also closes fh when the iteration never starts
             line = 1
             try:
                 for row in reader:
@@ -173,7 +173,37 @@ def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
             except csv.Error as e:
                 raise InputError(f"line {reader.line_num}: malformed CSV ({e})", where=where) from None
 
-    return header, it()
+    return header, Rows(fh, it())
+
+
+class Rows:
+    """The row iterator of :func:`rows`; it closes the file when exhausted, closed or dropped,
+    also when a reader stops at the header (a missing column) and never iterates."""
+
+    def __init__(self, fh, gen: Iterator[tuple[int, list[str]]]) -> None:
+        import weakref
+
+        self.gen = gen
+        # a finalizer, not __del__: it runs before the file's own when both are garbage in a
+        # cycle (an exception's traceback holding the reader's frame), so the file is closed
+        self._close = weakref.finalize(self, fh.close)
+
+    def __iter__(self) -> Rows:
+        return self
+
+    def __next__(self) -> tuple[int, list[str]]:
+        return next(self.gen)
+
+    def close(self) -> None:
+        self.gen.close()
+        self._close()
+
+
+def header(path: Path) -> list[str]:
+    """The canonical header of a CSV file (the file is closed again at once)."""
+    h, it = rows(path)
+    it.close()
+    return h
 
 
 # No counter, size or timestamp exceeds a 64-bit register: a larger cell is corrupt, and inf or
