@@ -400,3 +400,7 @@ def test_shipped_yaml_within_bounds():
     assert len(files) > 20
     for f in files:
         check_bounds(f.read_text(), str(f))
+
+
+def test_cus_override_bounded(cli):
+    one_error(cli("validate", VCOPY_MI200, "--cus", "9" * 30), "--cus")

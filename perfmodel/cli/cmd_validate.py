@@ -23,7 +23,7 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
 )
 @click.option("--per-dispatch", is_flag=True, help="One row per dispatch instead of per kernel.")
 @click.option("--sclk", "sclk", type=float, default=None, help="Override the peak clock (MHz).")
-@click.option("--cus", "cus", type=click.IntRange(min=1), default=None, help="Override the CU count.")
+@click.option("--cus", "cus", type=click.IntRange(min=1, max=100_000), default=None, help="Override the CU count.")
 @click.option("--kernel", "kernel_filter", default=None, help="Only kernels whose name matches this regex.")
 @click.option(
     "--top", "top", type=click.IntRange(min=1), default=None, help="Only the N kernels with the longest time."
