@@ -222,8 +222,44 @@ def _load_path(path: str, mtime: float) -> Arch:
     p = Path(path)
     from perfmodel.yamlio import load_yaml
 
-    tree = parse_spec(load_yaml(p, "an archspec mapping"), where=str(p))
-    return Arch(p.stem, tree, str(p))
+    tree = parse_spec(load_yaml(p, "an archspec mapping", shipped=p.parent == archspec_dir()), where=str(p))
+    a = Arch(p.stem, tree, str(p))
+    _check_measured(a)
+    return a
+
+
+MEASURED_TOLERANCE = 1.02  # a benchmark may read a little above the nominal peak (clock rounding)
+
+
+def _check_measured(a: Arch) -> None:
+    """A measured (achievable) ceiling above its theoretical peak is a wrong spec: refuse it
+    rather than predict faster than the hardware allows."""
+    for pipe, by_dtype in a._measured.get("compute", {}).items():
+        for dtype, q in by_dtype.items():
+            if not a.has(pipe, dtype):
+                raise InputError(
+                    f"a measured rate for {pipe} {dtype}, which the spec's pipes do not list",
+                    where=a.path,
+                    key=f"measured.compute.{pipe}.{dtype}",
+                )
+            peak = a.peak_flops(pipe, dtype)
+            if q.value > peak * MEASURED_TOLERANCE:
+                raise InputError(
+                    f"measured {q.value / 1e12:.4g} TFLOP/s is above the theoretical peak {peak / 1e12:.4g} TFLOP/s"
+                    " (rate per CU per clock x CUs x peak clock)",
+                    where=a.path,
+                    key=f"measured.compute.{pipe}.{dtype}",
+                )
+    for level, q in a._measured.get("bandwidth", {}).items():
+        if level not in a.levels:
+            raise InputError("a measured bandwidth for a level the spec does not have", where=a.path, key=f"measured.bandwidth.{level}")
+        peak = a.bandwidth(level)
+        if q.value > peak * MEASURED_TOLERANCE:
+            raise InputError(
+                f"measured {q.value / 1e9:.4g} GB/s is above the theoretical peak {peak / 1e9:.4g} GB/s",
+                where=a.path,
+                key=f"measured.bandwidth.{level}",
+            )
 
 
 def load_arch(key_or_path: str | os.PathLike | Arch) -> Arch:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from perfmodel.errors import InputError, did_you_mean
+from perfmodel.errors import InputError, did_you_mean, excerpt
 from perfmodel.units import UNITS, dimension, to_si, units_of
 from perfmodel.vocab import DTYPES, LEVELS, PIPES
 
@@ -48,13 +48,31 @@ class SpecValue:
 _Q_BASE = {"value", "unit", "source", "tag", "note", "per"}
 
 
-def Q(dim: str, **extra) -> tuple:
-    return ("q", dim, extra)
+# The physically plausible range of every number, per dimension, in SI units (inclusive). A value
+# outside it is a typo or a fuzzed file, refused at load with the file and key: zero CUs or a
+# zero bandwidth would divide by zero, a trillion XCDs would loop for hours.
+RANGES: dict[str, tuple[float, float]] = {
+    "count": (1, 1e5),
+    "bytes": (1, 1e15),
+    "bandwidth": (1, 1e16),  # B/s
+    "bytes_per_clk": (1e-3, 1e6),
+    "flops_per_clk": (1e-3, 1e6),  # per CU per clock
+    "flop_rate": (1e6, 1e18),
+    "frequency": (1e6, 1e10),  # 1 MHz .. 10 GHz
+    "time": (1e-9, 1.0),
+    "power": (1, 1e5),
+}
+WAVE_SIZES = (1, 1024)
 
 
-_MEASURED_Q = {"benchmark": ("str",), "clock": ("num",), "alternatives": ("alts",)}
+def Q(dim: str, range: tuple[float, float] | None = None, **extra) -> tuple:
+    return ("q", dim, extra, range or RANGES.get(dim))
 
-RATE_TABLE = ("map", DTYPES, Q("flops_per_clk", plain=("num",)))
+
+CLOCK_MHZ = ("num", (1, 1e4))  # a benchmark's clock, in MHz
+_MEASURED_Q = {"benchmark": ("str",), "clock": CLOCK_MHZ, "alternatives": ("alts",)}
+
+RATE_TABLE = ("map", DTYPES, Q("flops_per_clk", plain=("num", RANGES["flops_per_clk"])))
 LEVEL = (
     "struct",
     {
@@ -109,8 +127,8 @@ SCHEMA = (
             (
                 "struct",
                 {
-                    "xcds": (Q("count"), False),
-                    "dies_per_package": (Q("count"), False),
+                    "xcds": (Q("count", (1, 64)), False),
+                    "dies_per_package": (Q("count", (1, 64)), False),
                     "dispatch": (("str",), False),
                     "partition_modes": (("strlist",), False),
                     "memory_modes": (("strlist",), False),
@@ -150,21 +168,21 @@ class _Walker:
         kind = spec[0]
         if kind == "str":
             if not isinstance(node, str):
-                self.fail(path, f"expected text, got {type(node).__name__} {node!r}")
+                self.fail(path, f"expected text, got {type(node).__name__} {excerpt(node)}")
             return node
         if kind == "int":
             if not isinstance(node, int) or isinstance(node, bool):
-                self.fail(path, f"expected an integer, got {node!r}")
+                self.fail(path, f"expected an integer, got {excerpt(node)}")
             return node
         if kind == "num":
-            return self.number(node, path)
+            return self.number(node, path, spec[1])
         if kind == "strlist":
             if not isinstance(node, list) or not all(isinstance(x, str) for x in node):
-                self.fail(path, f"expected a list of names, got {node!r}")
+                self.fail(path, f"expected a list of names, got {excerpt(node)}")
             return node
         if kind == "choice":
-            if node not in spec[1]:
-                self.fail(path, f"expected one of {', '.join(spec[1])}, got {node!r}{did_you_mean(node, spec[1])}")
+            if not isinstance(node, str) or node not in spec[1]:
+                self.fail(path, f"expected one of {', '.join(spec[1])}, got {excerpt(node)}{did_you_mean(node, spec[1])}")
             return node
         if kind == "struct":
             return self.struct(node, spec[1], path)
@@ -175,10 +193,10 @@ class _Walker:
                 self.fail(path, f"expected a list, got {type(node).__name__}")
             return [self.walk(x, spec[1], f"{path}[{i}]") for i, x in enumerate(node)]
         if kind == "q":
-            return self.quantity(node, spec[1], spec[2], path)
+            return self.quantity(node, spec[1], spec[2], path, spec[3])
         if kind == "bw":
             dim = "bytes_per_clk" if isinstance(node, dict) and node.get("unit") == "B/clk" else "bandwidth"
-            return self.quantity(node, dim, {}, path)
+            return self.quantity(node, dim, {}, path, RANGES[dim])
         if kind == "alts":
             if not isinstance(node, list):
                 self.fail(path, "expected a list of alternative measurements")
@@ -189,8 +207,8 @@ class _Walker:
         if not isinstance(node, dict):
             self.fail(path, f"expected a mapping with keys {', '.join(fields)}, got {type(node).__name__}")
         for k in node:
-            if k not in fields:
-                self.fail(_join(path, str(k)), f"unknown key{did_you_mean(k, fields)}; expected one of {', '.join(fields)}")
+            if not isinstance(k, str) or k not in fields:
+                self.fail(_join(path, _name(k)), f"unknown key{did_you_mean(k, fields)}; expected one of {', '.join(fields)}")
         out = {}
         for name, (spec, required) in fields.items():
             if name not in node or node[name] is None:
@@ -205,50 +223,62 @@ class _Walker:
             self.fail(path, f"expected a mapping, got {type(node).__name__}")
         out = {}
         for k, v in node.items():
-            if allowed is not None and k not in allowed:
-                self.fail(_join(path, str(k)), f"unknown name{did_you_mean(k, allowed)}; expected one of {', '.join(allowed)}")
+            if not isinstance(k, str) or (allowed is not None and k not in allowed):
+                what = f"; expected one of {', '.join(allowed)}" if allowed is not None else "; expected a name"
+                self.fail(_join(path, _name(k)), f"unknown name{did_you_mean(k, allowed or ())}{what}")
             out[k] = self.walk(v, child, _join(path, str(k)))
         return out
 
-    def number(self, v: Any, path: str) -> float:
+    def number(self, v: Any, path: str, bounds: tuple[float, float] | None = None, factor: float = 1.0) -> float:
+        """A finite number inside ``bounds`` once multiplied by ``factor`` (the unit's, to SI)."""
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            self.fail(path, f"expected a number, got {v!r}")
-        if v != v or v < 0:
-            self.fail(path, f"expected a non-negative number, got {v!r}")
+            self.fail(path, f"expected a number, got {excerpt(v)}")
+        if v != v or v in (float("inf"), float("-inf")):
+            self.fail(path, f"expected a finite number, got {v!r}")
+        lo, hi = bounds or (0, float("inf"))
+        if not lo / factor <= v <= hi / factor:
+            self.fail(path, f"expected a number between {lo / factor:g} and {hi / factor:g}, got {excerpt(v, 40)}")
         return float(v)
 
-    def quantity(self, node: Any, dim: str, extra: dict, path: str) -> SpecValue:
+    def quantity(self, node: Any, dim: str, extra: dict, path: str, bounds=None) -> SpecValue:
         if not isinstance(node, dict):
-            self.fail(path, f"expected a quantity {{value, unit, source}}, got {node!r}")
+            self.fail(path, f"expected a quantity {{value, unit, source}}, got {excerpt(node)}")
         allowed = _Q_BASE | set(extra)
         for k in node:
-            if k not in allowed:
-                self.fail(_join(path, str(k)), f"unknown key{did_you_mean(k, allowed)}; expected one of {', '.join(sorted(allowed))}")
+            if not isinstance(k, str) or k not in allowed:
+                self.fail(_join(path, _name(k)), f"unknown key{did_you_mean(k, allowed)}; expected one of {', '.join(sorted(allowed))}")
         for req in ("value", "source"):
             if req not in node:
                 self.fail(_join(path, req), "missing required field")
         unit = node.get("unit", "")
+        if not isinstance(unit, str):
+            self.fail(_join(path, "unit"), f"expected a unit name, got {excerpt(unit)}")
         raw = node["value"]
         if dim == "list":
-            if not isinstance(raw, list) or not all(isinstance(x, int) and x > 0 for x in raw):
-                self.fail(_join(path, "value"), f"expected a list of positive integers, got {raw!r}")
+            lo, hi = WAVE_SIZES
+            if (
+                not isinstance(raw, list)
+                or not raw
+                or not all(isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi for x in raw)
+            ):
+                self.fail(_join(path, "value"), f"expected a non-empty list of integers {lo}..{hi}, got {excerpt(raw)}")
             value: Any = list(raw)
         elif dim == "count":
             if unit not in ("", "lanes"):
                 self.fail(_join(path, "unit"), f"expected no unit (a count), got {unit!r}")
-            value = self.number(raw, _join(path, "value"))
+            value = self.number(raw, _join(path, "value"), bounds)
         else:
             if not unit:
                 self.fail(_join(path, "unit"), f"missing unit; expected one of {', '.join(units_of(dim))}")
             if unit not in UNITS or dimension(unit) != dim:
-                self.fail(_join(path, "unit"), f"expected a {dim.replace('_', ' ')} unit ({', '.join(units_of(dim))}), got {unit!r}{did_you_mean(unit, units_of(dim))}")
-            value = to_si(self.number(raw, _join(path, "value")), unit)
+                self.fail(_join(path, "unit"), f"expected a {dim.replace('_', ' ')} unit ({', '.join(units_of(dim))}), got {excerpt(unit)}{did_you_mean(unit, units_of(dim))}")
+            value = to_si(self.number(raw, _join(path, "value"), bounds, UNITS[unit][1]), unit)
         tag = node.get("tag", "")
-        if tag and tag not in TAGS:
-            self.fail(_join(path, "tag"), f"expected one of {', '.join(TAGS)}, got {tag!r}")
+        if tag and (not isinstance(tag, str) or tag not in TAGS):
+            self.fail(_join(path, "tag"), f"expected one of {', '.join(TAGS)}, got {excerpt(tag)}")
         per = node.get("per", "device")
-        if per not in SCOPES:
-            self.fail(_join(path, "per"), f"expected one of {', '.join(SCOPES)}, got {per!r}{did_you_mean(per, SCOPES)}")
+        if not isinstance(per, str) or per not in SCOPES:
+            self.fail(_join(path, "per"), f"expected one of {', '.join(SCOPES)}, got {excerpt(per)}{did_you_mean(per, SCOPES)}")
         src = node["source"]
         if not isinstance(src, str) or not src:
             self.fail(_join(path, "source"), "expected a source id (a key of `sources`)")
@@ -258,13 +288,18 @@ class _Walker:
                 ex[k] = self.walk(node[k], spec, _join(path, k))
         if "alternatives" in ex:
             ex["alternatives"] = [
-                self.quantity(a, dim, {"benchmark": ("str",), "clock": ("num",)}, f"{path}.alternatives[{i}]")
+                self.quantity(a, dim, {"benchmark": ("str",), "clock": CLOCK_MHZ}, f"{path}.alternatives[{i}]", bounds)
                 for i, a in enumerate(ex["alternatives"])
             ]
         note = node.get("note", "")
         if not isinstance(note, str):
             self.fail(_join(path, "note"), "expected text")
         return SpecValue(value=value, unit=unit, source=src, tag=tag, note=note, per=per, extra=ex, raw=raw)
+
+
+def _name(key: Any) -> str:
+    """A mapping key for an error path: as written when it is short text, else an excerpt."""
+    return key if isinstance(key, str) and len(key) <= 40 and "\n" not in key else excerpt(key, 40)
 
 
 def _join(path: str, key: str) -> str:

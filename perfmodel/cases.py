@@ -12,7 +12,7 @@ from typing import Any
 
 from perfmodel import dtypes
 from perfmodel.arch import Arch
-from perfmodel.errors import InputError
+from perfmodel.errors import InputError, one_line
 from perfmodel.models.registry import KernelModel, convert_param, get_model
 
 BASE_KEYS = ("id", "arch", "kernel", "dtype")
@@ -50,7 +50,18 @@ def parse_kv(words: list[str], where: str = "command line") -> dict[str, str]:
         k = k.strip()
         if not k:
             raise InputError(f"expected key=value, got {w!r}", where=where)
+        if k in out:
+            raise InputError(f"given twice ({out[k]!r} and {v.strip()!r}); give each key once", where=where, key=k)
         out[k] = v.strip()
+    return out
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} given twice; give each key once")
+        out[k] = v
     return out
 
 
@@ -69,9 +80,11 @@ def load_case_file(path: str) -> list[dict]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_keys)
             except json.JSONDecodeError as e:
                 raise InputError(f"line {n}: malformed JSON ({e.msg})", where=str(p)) from None
+            except (ValueError, RecursionError) as e:  # a key given twice, integers too long, nesting
+                raise InputError(f"line {n}: {one_line(str(e), 120)}", where=str(p)) from None
             if not isinstance(obj, dict):
                 raise InputError(f"line {n}: expected a JSON object per line", where=str(p))
             rows.append(obj)

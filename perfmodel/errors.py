@@ -14,9 +14,30 @@ class InputError(ValueError):
         self.where = where
         self.key = key
         self.detail = message  # the message without the place, to restate it for another place
-        parts = [p for p in (where, key) if p]
+        parts = [one_line(p) for p in (where, key) if p]
         prefix = ": ".join(parts)
-        super().__init__(f"{prefix}: {message}" if prefix else message)
+        super().__init__(one_line(f"{prefix}: {message}" if prefix else message))
+
+
+MAX_MESSAGE = 400  # characters of one error line
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` on one line (newlines escaped), cut in the middle when longer than ``limit``."""
+    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    if len(text) > limit:
+        half = limit // 2 - 3
+        text = f"{text[:half]} ... {text[-half:]}"
+    return text
+
+
+def excerpt(value, limit: int = 60) -> str:
+    """A short ``repr`` of a value from an input file, for an error line (never the whole value)."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel, r.maxlist, r.maxdict, r.maxstring, r.maxother, r.maxlong = 3, 4, 4, limit, limit, 40
+    return one_line(r.repr(value), limit)
 
 
 class InputErrors(InputError):

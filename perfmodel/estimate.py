@@ -48,7 +48,7 @@ NO_WORK = compute_term("none")
 def constants() -> dict:
     from perfmodel.yamlio import load_yaml
 
-    return load_yaml(Path(__file__).parent / "model_constants.yaml", "the model constants")
+    return load_yaml(Path(__file__).parent / "model_constants.yaml", "the model constants", shipped=True)
 
 
 @dataclass

@@ -146,21 +146,50 @@ def render(
     raise ValueError(f"unknown format '{fmt}', expected one of {', '.join(FORMATS)}")
 
 
+class _Terminated(BaseException):
+    """SIGTERM during a write: unwinds like Ctrl-C so the temp file is removed."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated(signum)
+
+
 def write_atomic(path: str, data: str | bytes) -> None:
-    """Write a file all at once (temp file + rename), so a failure leaves no half-written file."""
+    """Write a file all at once (temp file + rename), so a failure leaves no half-written file.
+
+    The file gets the mode a plain ``open()`` would give it (0666 less the umask; mkstemp's
+    0600 is for the temp file only), and a SIGTERM while writing removes the temp file before
+    the process ends with status 143.
+    """
     import os
+    import signal
     import tempfile
+    import threading
 
     d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".perfmodel-", suffix=".tmp")
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGTERM, _on_sigterm) if main else None
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".perfmodel-", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it owner-only; a written file gets the usual mode
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except _Terminated:
+        if tmp and os.path.exists(tmp):
             os.unlink(tmp)
+        raise SystemExit(128 + signal.SIGTERM) from None
+    except BaseException as e:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            from perfmodel.errors import InputError
+
+            raise InputError(f"cannot write the file ({e.strerror or e})", where=path) from None
         raise
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, old)

@@ -241,8 +241,8 @@ def _evaluate_group(members: list[Case], arch_key, dtype: str, cats, nones, firs
     first = members[0]
     try:
         arch = load_arch(arch_key)
-    except InputError as e:
-        raise InputError(e.detail, where=first.where, key="arch") from None
+    except InputError as e:  # a spec file's error keeps its file and key
+        raise InputError(str(e) if e.where else e.detail, where=first.where, key="arch") from None
     model = first.model
     params: dict[str, Any] = dict(cats)
     for n in model.numeric:
@@ -269,6 +269,14 @@ def _tiles(est: Estimate, n: int) -> list[str | None]:
     return [f"{int(a)}x{int(b)}x{int(c)}" for a, b, c in zip(tm, tn, tk, strict=True)]
 
 
+def _too_big(notes: str | None, written: float, capacity: float, mem: str) -> str | None:
+    """The batch's notes, plus a warning when the case writes more than the GPU's memory holds."""
+    if not written > capacity:
+        return notes
+    warn = f"shape too large: writes {written / 1e9:.4g} GB, more than the {capacity / 1e9:.4g} GB of {mem}"
+    return f"{notes}; {warn}" if notes else warn
+
+
 def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
     """One `Prediction` per case of a batch.
 
@@ -292,6 +300,8 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
     packed = frozenset(work.packed)
     band = _band(cases[0].kernel) if cases else (1.0, 1.0)
     arch_key, mem = est.arch.key, est.arch.memory_level
+    capacity = est.arch.capacity(mem)
+    written = cols["write"].get(mem, [0.0] * n)
     out = []
     for i, c in enumerate(cases):
         out.append(
@@ -313,7 +323,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 tile=tiles[i],
                 grid=int(grid[i]),
                 wgs_per_cu=int(wgs[i]),
-                notes=notes,
+                notes=_too_big(notes, written[i], capacity, mem),
                 id=c.id,
                 packed=packed,
                 band=band,

@@ -60,7 +60,13 @@ def render_predictions(rows: list[dict], fmt: str, detail: bool = False, title: 
     if fmt in ("json", "jsonl"):
         return render(rows, fmt)
     trows, cols = predict_table(rows, detail or fmt == "csv")
-    return render(trows, fmt, columns=cols, headers=PREDICT_HEADERS, title=None if fmt == "csv" else (title or "perfmodel predict"))
+    text = render(trows, fmt, columns=cols, headers=PREDICT_HEADERS, title=None if fmt == "csv" else (title or "perfmodel predict"))
+    if fmt in ("table", "md"):  # warnings a reader of the table must see (json/csv carry `notes`)
+        warn = [f"warning: {r['kernel']} {shape_text(r['shape'])} on {r['arch']}: {n.strip()}"
+                for r in rows for n in (r.get("notes") or "").split(";") if n.strip().startswith("shape too large")]
+        if warn:
+            text += ("\n" if fmt == "md" else "") + "\n".join(warn) + "\n"
+    return text
 
 
 # --- perfmodel validate ------------------------------------------------------------------------
@@ -78,6 +84,7 @@ VALIDATE_COLUMNS = [
     "flops_match",
     "measured_bound",
     "bound",
+    "flags",
     "explain",
 ]
 VALIDATE_HEADERS = {
@@ -98,13 +105,27 @@ def validation_table(v) -> list[dict]:
         t = {k: r.get(k) for k in _VALIDATE_COPIED}
         err = r.get("time_error")
         t["time_error"] = None if err is None else f"{err:+.1%}"
-        t["tflops"] = r["achieved"] and (r["flops"] / (r["time_us"] * 1e-6) / 1e12 if r["time_us"] else None)
+        measured = r["flops"] is not None and r["time_us"]
+        t["tflops"] = r["achieved"] and (r["flops"] / (r["time_us"] * 1e-6) / 1e12 if measured else None)
         t["ai_hbm"] = r["ai"].get(mem)
         bw = r["achieved"].get(mem)
         t["hbm_gbs"] = None if bw is None else bw / 1e9
         t["hbm_ratio"] = (r.get("bytes_ratio") or {}).get(mem)
         t["explain"] = r.get("explain")
+        t["flags"] = len(r.get("flags") or []) or None
         out.append(t)
+    return out
+
+
+def flag_lines(rows: list[dict]) -> list[str]:
+    """Every row's flags, one line each (``flag: <kernel> [dispatch N]: <flag>``): a table shows
+    the count, these lines say what cannot be true."""
+    out = []
+    for r in rows:
+        who = r.get("name") or r.get("kernel") or "?"
+        if r.get("count", 1) == 1 and r.get("dispatch") is not None:
+            who += f" (dispatch {r['dispatch']})"
+        out += [f"flag: {who}: {f}" for f in r.get("flags") or []]
     return out
 
 
@@ -115,8 +136,9 @@ def render_validation(v, fmt: str) -> str:
     mode = "per dispatch" if v.per_dispatch else "per kernel (ratio of sums)"
     title = f"perfmodel validate {v.path} on {v.arch.name} ({v.arch.key}), {mode}"
     text = render(validation_table(v), fmt, columns=VALIDATE_COLUMNS, headers=VALIDATE_HEADERS, title=title)
-    if v.notes:
-        text += ("\n" if fmt == "md" else "") + "\n".join(f"note: {n}" for n in v.notes) + "\n"
+    extra = flag_lines(v.rows) + [f"note: {n}" for n in v.notes]
+    if extra:
+        text += ("\n" if fmt == "md" else "") + "\n".join(extra) + "\n"
     return text
 
 

@@ -122,7 +122,7 @@ def _muts():
         ("wrong-type", wrong_type, "compute.cus.value", "expected a number"),
         ("wrong-unit", wrong_unit, "memory.hbm.capacity.unit", "GB/s"),
         ("unknown-unit", unknown_unit, "compute.clock.peak.unit", "did you mean 'MHz'"),
-        ("negative-number", negative, "memory.hbm.bandwidth.value", "non-negative"),
+        ("negative-number", negative, "memory.hbm.bandwidth.value", "expected a number between"),
         ("unknown-source-id", unknown_source, "pipes.mfma.dense.bf16.source", "S99"),
         ("unknown-per-scope", bad_per, "memory.lds.capacity.per", "did you mean 'cu'"),
         ("per-channel-without-channels", per_channel_without_channels, "memory.l2.channels", "channels"),
@@ -136,7 +136,7 @@ def _muts():
         ("unsupported-schema", bad_schema, "schema", "expected 1"),
         ("bad-tag", bad_tag, "compute.cus.tag", "'X'"),
         ("bare-number-for-quantity", not_a_mapping, "compute.clock.peak", "expected a quantity"),
-        ("nan-value", nan_value, "launch.overhead.value", "non-negative"),
+        ("nan-value", nan_value, "launch.overhead.value", "expected a finite number"),
     ]
 
 

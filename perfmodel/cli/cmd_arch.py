@@ -166,7 +166,22 @@ TEMPLATE_HEADER = """\
 # rates flop/clk/cu; clocks MHz GHz; time s ms us ns. Give rates per CU per clock: perfmodel
 # derives the peaks (rate x CUs x clock). Unknown keys, missing fields, wrong units and negative
 # numbers are rejected with the file and key named.
+# MI300X's benchmark figures (its `measured:` section) are left out: they are that GPU's, and
+# would claim rates your part may never reach. Add your own under `measured:` with the benchmark
+# named; a measured ceiling above its theoretical peak is refused.
 """
+
+
+def without_measured(body: str) -> str:
+    """The spec text less its top-level `measured:` block (up to the next top-level key)."""
+    out, skipping = [], False
+    for line in body.splitlines(keepends=True):
+        top = line[:1] not in (" ", "\t", "#", "\n", "\r", "")
+        if top:
+            skipping = line.startswith("measured:")
+        if not skipping:
+            out.append(line)
+    return "".join(out)
 
 
 @arch_group.command("template")
@@ -174,6 +189,6 @@ def template_command() -> None:
     """Print a commented archspec to start your own GPU from."""
     from perfmodel.arch import archspec_dir
 
-    body = (archspec_dir() / "mi300x.yaml").read_text()
+    body = without_measured((archspec_dir() / "mi300x.yaml").read_text())
     body = body.replace("name: AMD Instinct MI300X", "name: My GPU (edit me)", 1)
     click.echo(TEMPLATE_HEADER + "\n" + body, nl=False)

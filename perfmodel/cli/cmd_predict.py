@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perfmodel.cli.options import emit, format_option, output_option
+from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
 
 
 class PredictCommand(click.Command):
@@ -65,6 +65,7 @@ class PredictCommand(click.Command):
     "-o",
     "plot",
     default=None,
+    callback=output_path_callback,
     help="Also draw the cases: .png/.svg/.pdf, or .html for an interactive roofline (one self-contained file).",
 )
 @click.option(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from perfmodel.cli.options import emit, format_option, output_option
+from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
 
 
 @click.command("roofline")
@@ -58,14 +58,16 @@ from perfmodel.cli.options import emit, format_option, output_option
 @click.option(
     "--points-csv",
     "points_csv",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     default=None,
+    callback=output_path_callback,
     help="With --measured: write the plotted points (kernel, kind, level, AI, TFLOP/s) as CSV.",
 )
 @click.option(
     "-o",
     "plot",
     default=None,
+    callback=output_path_callback,
     help="Write the plot to this file: .png, .svg, .pdf, or .html (interactive, one self-contained file).",
 )
 @click.option("--all-levels", is_flag=True, help="With -o: draw each point at every memory level, not only its binding one.")

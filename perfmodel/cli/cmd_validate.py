@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from perfmodel.cli.options import emit, format_option, output_option
+from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
 
 SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".txt": "table"}
 
@@ -23,7 +23,7 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
 )
 @click.option("--per-dispatch", is_flag=True, help="One row per dispatch instead of per kernel.")
 @click.option("--sclk", "sclk", type=float, default=None, help="Override the peak clock (MHz).")
-@click.option("--cus", "cus", type=click.IntRange(min=1), default=None, help="Override the CU count.")
+@click.option("--cus", "cus", type=click.IntRange(min=1, max=100_000), default=None, help="Override the CU count.")
 @click.option("--kernel", "kernel_filter", default=None, help="Only kernels whose name matches this regex.")
 @click.option(
     "--top", "top", type=click.IntRange(min=1), default=None, help="Only the N kernels with the longest time."
@@ -31,8 +31,9 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
 @click.option(
     "-o",
     "report",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     default=None,
+    callback=output_path_callback,
     help="Write the report to this file; format from the suffix (.md .json .jsonl .csv) unless --format is given.",
 )
 @format_option
@@ -51,24 +52,34 @@ def validate_command(
     perfmodel validate workloads/mixbench/mi200 --per-dispatch --format jsonl
     perfmodel validate run/ --cases manifest.yaml -o report.md
     """
-    target = report or output
-    if target and ctx.get_parameter_source("fmt") == click.core.ParameterSource.DEFAULT:
-        fmt = SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
+    import math
+
     from perfmodel import traces
+    from perfmodel.errors import InputError
     from perfmodel.progress import status
 
+    if sclk is not None and not (math.isfinite(sclk) and 1 <= sclk <= 10_000):
+        raise InputError(f"expected a clock between 1 and 10000 MHz, got {sclk:g}", key="--sclk")
+    fmt_given = ctx.get_parameter_source("fmt") != click.core.ParameterSource.DEFAULT
+    targets = [t for t in (report, output) if t] or [None]
+
+    def fmt_for(target):
+        return fmt if fmt_given or not target else SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
+
     if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
-        text, n = traces.render(workload, arch=arch, manifest=manifest, fmt=fmt, top=top or 30)
-        emit(text, target)
-        if target and fmt in ("table", "md"):
-            click.echo(f"report written to {target} ({n} rows)", err=True)
+        for target in targets:
+            text, n = traces.render(workload, arch=arch, manifest=manifest, fmt=fmt_for(target), top=top or 30)
+            emit(text, target)
+            if target and fmt_for(target) in ("table", "md"):
+                click.echo(f"report written to {target} ({n} rows)", err=True)
         return
     with status(f"validating {workload} (reading the trace, deriving counters, predicting)"):
         v = _run(workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top)
-    text = v.render(fmt)
-    emit(text, target)
-    if target and fmt in ("table", "md"):
-        click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
+    for target in targets:  # -o and -O: each file in its own format (from its suffix)
+        f = fmt_for(target)
+        emit(v.render(f), target)
+        if target and f in ("table", "md"):
+            click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
 
 
 def _run(workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top):

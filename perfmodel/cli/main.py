@@ -11,7 +11,7 @@ import importlib.util
 
 import click
 
-from perfmodel.errors import InputError, InputErrors
+from perfmodel.errors import InputError, InputErrors, one_line
 
 # name -> (module, attribute, one-line help). The help is here so `--help` needs no imports.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -64,6 +64,44 @@ class LazyGroup(click.Group):
             raise BadInput(e.lines()) from None
         except InputError as e:
             raise BadInput([str(e)]) from None
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Every error is one ``error:`` line on stderr: input and usage errors exit 2.
+
+        An exception nobody anticipated is a bug: as a last resort it becomes one line too
+        (exit 1), with the full traceback when PERFMODEL_DEBUG is set.
+        """
+        import os
+        import sys
+
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except BadInput as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.UsageError as e:
+            cmd = e.ctx.command_path if e.ctx else "perfmodel"
+            click.echo(f"error: {one_line(e.format_message())} (see {cmd} --help)", err=True)
+            sys.exit(2)
+        except click.ClickException as e:
+            click.echo(f"error: {one_line(e.format_message())}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        except (KeyboardInterrupt, BrokenPipeError):
+            sys.exit(130 if not isinstance(sys.exc_info()[1], BrokenPipeError) else 1)
+        except Exception as e:  # noqa: BLE001 - the last resort, see the docstring
+            if os.environ.get("PERFMODEL_DEBUG"):
+                raise
+            click.echo(f"error: internal error ({type(e).__name__}: {one_line(str(e), 200)}); "
+                       "please report it with PERFMODEL_DEBUG=1 output", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def format_commands(self, ctx, formatter):
         rows = [(n, COMMANDS[n][2]) for n in self.list_commands(ctx)]

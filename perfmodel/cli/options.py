@@ -14,12 +14,47 @@ format_option = click.option(
     show_default=True,
     help="Output format.",
 )
+
+
+def check_output_path(path: str | None, what: str = "--output") -> str | None:
+    """An output path that can be written, checked before any work is done: its folder exists
+    and is a folder, and the path is not a folder itself. One `InputError` line otherwise."""
+    import os
+
+    from perfmodel.errors import InputError
+
+    if path is None:
+        return None
+    if path in ("", "-"):
+        raise InputError("expected a file name", key=what)
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError("is a directory; expected a file name", where=path, key=what)
+    if not os.path.isdir(parent):
+        raise InputError(f"folder {parent} does not exist", where=path, key=what)
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"folder {parent} is not writable", where=path, key=what)
+    return path
+
+
+def output_path_callback(ctx, param, value):
+    from perfmodel.errors import InputError
+
+    try:
+        return check_output_path(value, "/".join(param.opts))
+    except InputError as e:
+        from perfmodel.cli.main import BadInput
+
+        raise BadInput([str(e)]) from None
+
+
 output_option = click.option(
     "--output",
     "-O",
     "output",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     default=None,
+    callback=output_path_callback,
     help="Write the data to this file instead of standard output.",
 )
 

@@ -52,7 +52,7 @@ def aggregate(
         cyc = [m.cycles for m in ms]
         if all(c is not None for c in cyc):
             a.cycles = sum(cyc)  # type: ignore[arg-type]
-            if a.time_s:
+            if a.time_s and a.cycles > 0:
                 a.clock_hz = a.cycles / a.time_s
         waves = [m.waves for m in ms]
         if all(w is not None for w in waves):

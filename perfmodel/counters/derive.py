@@ -8,6 +8,7 @@ InputError names the formula and the missing counter.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from perfmodel.counters import flags
@@ -63,11 +64,18 @@ def _quantities(m: Measurement, d: Dispatch, fs: FormulaSet, consts: Mapping[str
         except ZeroDivisionError:
             m.notes.append(f"{key}: division by zero in {alt.expr.text}; left out")
             continue
+        except OverflowError:
+            value = float("inf")
+        if not math.isfinite(value):
+            m.flags.append(f"non-finite: {key} = {value} from {alt.expr.text}; left out")
+            continue
         if alt.note:
             m.notes.append(f"{key}: {alt.note}")
         _store(m, key, value)
     if not_collected:
         m.notes.append("not collected: " + ", ".join(not_collected))
+    if not any(k.startswith("flops:") for k in fs.quantities):
+        m.notes.append(f"no FLOP counters for {fs.gfx}: compute is unmeasured, the measured bound unknown")
 
 
 def _check_not_partial(
@@ -113,8 +121,10 @@ def _time(m: Measurement, d: Dispatch) -> None:
     dur = d.duration_ns
     if not ts and dur is not None and dur > 0:
         m.time_s = dur * 1e-9
-        if m.cycles is not None:
+        if m.cycles is not None and m.cycles > 0:
             m.clock_hz = m.cycles / m.time_s
+        elif m.cycles is not None:
+            m.flags.append(f"zero-cycles: GRBM_GUI_ACTIVE is {m.cycles:g} over {dur:.0f} ns; clock unknown")
     elif not d.time_source:
         m.notes.append("no timestamps: rates unavailable")
     if d.pass_durations_ns and len(d.pass_durations_ns) > 1:

@@ -13,6 +13,8 @@ import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from perfmodel.errors import excerpt
+
 _BINOPS = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -43,41 +45,56 @@ class Expr:
         return _eval(self._tree, env)
 
 
+MAX_TEXT = 2000  # characters of one formula (the longest shipped one has ~200)
+
+
 def parse(text: str) -> Expr:
     """Parse and validate ``text``; raise :class:`ExprError` on anything but arithmetic."""
+    if not isinstance(text, (str, int, float)) or isinstance(text, bool):
+        raise ExprError(f"formula {excerpt(text)}: expected arithmetic as text")
+    if len(str(text)) > MAX_TEXT:
+        raise ExprError(f"formula {excerpt(text)}: longer than {MAX_TEXT} characters")
     try:
         tree = ast.parse(str(text).strip(), mode="eval").body
+        names: set[str] = set()
+        _check(tree, text, names)
     except SyntaxError as e:
-        raise ExprError(f"formula {text!r} is not valid arithmetic ({e.msg})") from None
-    names: set[str] = set()
-    _check(tree, text, names)
+        raise ExprError(f"formula {excerpt(text)} is not valid arithmetic ({e.msg})") from None
+    except (RecursionError, MemoryError, ValueError) as e:
+        if isinstance(e, ExprError):
+            raise
+        raise ExprError(f"formula {excerpt(text)}: nested too deeply") from None
     return Expr(str(text).strip(), frozenset(names), tree)
 
 
 def _check(node: ast.AST, text: str, names: set[str]) -> None:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-            raise ExprError(f"formula {text!r}: only numbers are allowed as constants")
+            raise ExprError(f"formula {excerpt(text)}: only numbers are allowed as constants")
+        if not abs(node.value) < 1e300:  # also refuses inf and integers too large for a float
+            raise ExprError(f"formula {excerpt(text)}: constant {excerpt(node.value, 30)} out of range")
     elif isinstance(node, ast.Name):
         names.add(node.id)
     elif isinstance(node, ast.BinOp):
         if type(node.op) not in _BINOPS:
-            raise ExprError(f"formula {text!r}: operator {type(node.op).__name__} not allowed")
+            raise ExprError(f"formula {excerpt(text)}: operator {type(node.op).__name__} not allowed")
         _check(node.left, text, names)
         _check(node.right, text, names)
     elif isinstance(node, ast.UnaryOp):
         if not isinstance(node.op, (ast.USub, ast.UAdd)):
-            raise ExprError(f"formula {text!r}: unary {type(node.op).__name__} not allowed")
+            raise ExprError(f"formula {excerpt(text)}: unary {type(node.op).__name__} not allowed")
         _check(node.operand, text, names)
     elif isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCS or node.keywords:
-            raise ExprError(f"formula {text!r}: only calls to {sorted(_FUNCS)} are allowed")
+            raise ExprError(f"formula {excerpt(text)}: only calls to {sorted(_FUNCS)} are allowed")
         if not node.args:
-            raise ExprError(f"formula {text!r}: {node.func.id}() needs arguments")
+            raise ExprError(f"formula {excerpt(text)}: {node.func.id}() needs arguments")
+        if node.func.id == "abs" and len(node.args) != 1:
+            raise ExprError(f"formula {excerpt(text)}: abs() takes one argument")
         for a in node.args:
             _check(a, text, names)
     else:
-        raise ExprError(f"formula {text!r}: {type(node).__name__} is not allowed")
+        raise ExprError(f"formula {excerpt(text)}: {type(node).__name__} is not allowed")
 
 
 def _eval(node: ast.AST, env: Mapping[str, float]) -> float:

@@ -13,6 +13,7 @@ from perfmodel.counters.measurement import Measurement
 from perfmodel.readers.records import Dispatch
 
 REPLAY_REL_TOL = 0.05  # counters that replay passes should reproduce (wave counts, bytes)
+MAX_DURATION_NS = 3600e9  # one kernel dispatch running over an hour is a corrupt timestamp
 
 
 def timestamps(d: Dispatch) -> list[str]:
@@ -26,6 +27,10 @@ def timestamps(d: Dispatch) -> list[str]:
         out.append("corrupt-timestamp: zero duration (start == end)")
     elif dur < 0:
         out.append(f"corrupt-timestamp: negative duration ({dur:.0f} ns)")
+    elif dur > MAX_DURATION_NS:
+        out.append(f"corrupt-timestamp: duration {dur / 1e9:.3g} s is not one kernel dispatch")
+    if (d.begin_ns is not None and d.begin_ns < 0) or (d.end_ns is not None and d.end_ns < 0):
+        out.append("corrupt-timestamp: negative timestamp")
     return list(dict.fromkeys(out))
 
 

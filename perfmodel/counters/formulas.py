@@ -69,7 +69,7 @@ def available_targets() -> list[str]:
 
     out = []
     for p in sorted(FORMULA_DIR.glob("*.yaml")):
-        data = parse_yaml(read_text(p, "counter formulas"), str(p)) or {}
+        data = parse_yaml(read_text(p, "counter formulas"), str(p), shipped=True) or {}
         if data.get("gfx"):
             out.append(str(data["gfx"]))
     return out
@@ -89,7 +89,7 @@ def _raw(name: str, seen: tuple[str, ...]) -> tuple[dict, dict, tuple[str, ...]]
             + did_you_mean(name, available_targets()),
             key="gfx",
         )
-    data = parse_yaml(read_text(path, "counter formulas"), str(path)) or {}
+    data = parse_yaml(read_text(path, "counter formulas"), str(path), shipped=True) or {}
     bases = data.get("base") or []
     if isinstance(bases, str):
         bases = [bases]

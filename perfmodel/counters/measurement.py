@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from perfmodel.vocab import COMPUTE, MEMORY, split_flop_key
+from perfmodel.vocab import COMPUTE, MEMORY, UNKNOWN, split_flop_key
 from perfmodel.work import LevelBytes
 
 
@@ -71,10 +71,15 @@ class Measurement(LevelBytes):
         """The term closest to its peak: ``memory:<level>`` or ``compute:<pipe>``.
 
         ``peaks`` maps a level to bytes/s and/or a ``"pipe:dtype"`` to FLOP/s (from the arch
-        spec, supplied by the caller). Without peaks or a usable time there is no answer.
+        spec, supplied by the caller). Without peaks or a usable time there is no answer;
+        ``unknown`` when it cannot be decided (negative amounts, or no FLOP counter measured).
         """
         if not peaks or self.time_s is None or self.time_s <= 0:
             return None
+        if any(f.startswith("negative") for f in self.flags):
+            return UNKNOWN  # a negative amount cannot be closest to any ceiling
+        if not self.flops:
+            return UNKNOWN  # no FLOP counter measured: the compute side cannot be ruled out
         best, best_u = None, -1.0
         for lv, bw in self.bandwidth().items():
             peak = peaks.get(lv)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from perfmodel.errors import InputError, did_you_mean
+from perfmodel.errors import InputError, did_you_mean, excerpt
 
 REQUIRED = object()
 
@@ -125,6 +125,9 @@ def floats(p: dict, *names: str) -> tuple:
     return tuple(np.asarray(p[n], dtype=float) for n in names)
 
 
+MAX_PARAM = float(2**53)  # the largest whole number a float64 holds exactly; far beyond any GPU's memory
+
+
 def convert_param(p: Param, raw: Any, where: str | None) -> Any:
     """One parameter value from text/YAML/JSON into its type, checked against its bounds."""
     if p.kind is bool:
@@ -135,11 +138,11 @@ def convert_param(p: Param, raw: Any, where: str | None) -> Any:
             return True
         if s in ("0", "false", "no", "off"):
             return False
-        raise InputError(f"expected true or false, got {raw!r}", where=where, key=p.name)
+        raise InputError(f"expected true or false, got {excerpt(raw)}", where=where, key=p.name)
     if p.kind is str:
         s = str(raw).strip()
         if p.choices and s not in p.choices:
-            raise InputError(f"expected one of {', '.join(p.choices)}, got {raw!r}{did_you_mean(s, p.choices)}", where=where, key=p.name)
+            raise InputError(f"expected one of {', '.join(p.choices)}, got {excerpt(raw)}{did_you_mean(s, p.choices)}", where=where, key=p.name)
         return s
     try:
         if isinstance(raw, bool):
@@ -148,16 +151,18 @@ def convert_param(p: Param, raw: Any, where: str | None) -> Any:
             v = float(raw.replace("_", ""))
         else:
             v = float(raw)
-    except (TypeError, ValueError):
-        raise InputError(f"expected a number, got {raw!r}", where=where, key=p.name) from None
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"expected a number, got {excerpt(raw)}", where=where, key=p.name) from None
     if v != v or v in (float("inf"), float("-inf")):
-        raise InputError(f"expected a finite number, got {raw!r}", where=where, key=p.name)
+        raise InputError(f"expected a finite number, got {excerpt(raw)}", where=where, key=p.name)
+    if abs(v) > MAX_PARAM:
+        raise InputError(f"expected at most {MAX_PARAM:.0f} (2**53), got {excerpt(raw)}", where=where, key=p.name)
     if p.kind is int and v != int(v):
-        raise InputError(f"expected a whole number, got {raw!r}", where=where, key=p.name)
+        raise InputError(f"expected a whole number, got {excerpt(raw)}", where=where, key=p.name)
     if p.choices and v not in p.choices:
         opts = ", ".join(f"{c:g}" for c in p.choices)
-        raise InputError(f"expected one of {opts}, got {raw!r}", where=where, key=p.name)
+        raise InputError(f"expected one of {opts}, got {excerpt(raw)}", where=where, key=p.name)
     if v < p.minimum:
         what = "a positive size" if p.minimum >= 1 else f"a number >= {p.minimum:g}"
-        raise InputError(f"expected {what}, got {raw!r}", where=where, key=p.name)
+        raise InputError(f"expected {what}, got {excerpt(raw)}", where=where, key=p.name)
     return v

@@ -26,7 +26,7 @@ def is_workload_dir(path: Path) -> bool:
 
 
 def _is_long(path: Path) -> bool:
-    header, _ = csvio.rows(path)
+    header = csvio.header(path)
     return "Counter_Name" in header
 
 

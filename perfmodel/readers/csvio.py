@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from perfmodel.errors import InputError
+from perfmodel.errors import InputError, excerpt, one_line
 
 # rocprof v1 / v2 / v3 / rocpd spellings -> one canonical name (rocprof-compute's).
 ALIASES = {
@@ -125,21 +125,28 @@ def clean_kernel(name: str) -> str:
     return name
 
 
-def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+def rows(path: Path) -> tuple[list[str], Rows]:
     """Canonical header and a row iterator ``(line_no, cells)``; checks shape as it streams."""
     where = str(path)
+    fh = None
     try:
+        if path.is_dir():
+            raise InputError("is a directory; expected a CSV file", where=where)
         if path.stat().st_size == 0:
             raise InputError("file is empty", where=where)
         with open(path, "rb") as probe:  # gzip by content (file.csv.gz), as everywhere a trace is read
             gz = probe.read(2) == b"\x1f\x8b"
-        fh = gzip.open(path, "rt", newline="", encoding="utf-8") if gz else open(path, newline="", encoding="utf-8")
+        fh = gzip.open(path, "rt", newline="", encoding="utf-8-sig") if gz else open(path, newline="", encoding="utf-8-sig")
         reader = csv.reader(fh)
         header = next(reader, None)
     except UnicodeDecodeError:
+        fh.close()
         raise InputError("not a UTF-8 text CSV file", where=where) from None
     except csv.Error as e:
-        raise InputError(f"malformed CSV header ({e})", where=where) from None
+        fh.close()
+        raise InputError(f"malformed CSV header ({one_line(str(e), 80)})", where=where) from None
+    except OSError as e:
+        raise InputError(f"cannot read the file ({e.strerror or e})", where=where) from None
     if not header or not any(h.strip() for h in header):
         fh.close()
         raise InputError("no CSV header line", where=where)
@@ -150,7 +157,7 @@ def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
         n_named -= 1
 
     def it() -> Iterator[tuple[int, list[str]]]:
-        with fh:
+        with fh:  # Rows (below) also closes fh when the iteration never starts
             line = 1
             try:
                 for row in reader:
@@ -169,17 +176,59 @@ def rows(path: Path) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
             except csv.Error as e:
                 raise InputError(f"line {reader.line_num}: malformed CSV ({e})", where=where) from None
 
-    return header, it()
+    return header, Rows(fh, it())
+
+
+class Rows:
+    """The row iterator of :func:`rows`; it closes the file when exhausted, closed or dropped,
+    also when a reader stops at the header (a missing column) and never iterates."""
+
+    def __init__(self, fh, gen: Iterator[tuple[int, list[str]]]) -> None:
+        import weakref
+
+        self.gen = gen
+        # a finalizer, not __del__: it runs before the file's own when both are garbage in a
+        # cycle (an exception's traceback holding the reader's frame), so the file is closed
+        self._close = weakref.finalize(self, fh.close)
+
+    def __iter__(self) -> Rows:
+        return self
+
+    def __next__(self) -> tuple[int, list[str]]:
+        return next(self.gen)
+
+    def close(self) -> None:
+        self.gen.close()
+        self._close()
+
+
+def header(path: Path) -> list[str]:
+    """The canonical header of a CSV file (the file is closed again at once)."""
+    h, it = rows(path)
+    it.close()
+    return h
+
+
+# No counter, size or timestamp exceeds a 64-bit register: a larger cell is corrupt, and inf or
+# nan would turn into "nan GB/s" or an OverflowError further on.
+MAX_CELL = 2.0**64
 
 
 def number(text: str, *, where: str, column: str, line: int) -> float:
-    """A numeric cell, or an InputError naming the file, line and column."""
+    """A finite numeric cell within a 64-bit counter's range, or an InputError naming the file,
+    line and column."""
     t = text.strip()
     try:
-        return float(t)
+        v = float(t)
     except ValueError:
-        what = "an empty cell" if not t else f"non-numeric value {t!r}"
+        what = "an empty cell" if not t else f"non-numeric value {excerpt(t, 40)}"
         raise InputError(f"line {line}, column {column}: {what} (expected a number)", where=where) from None
+    if not abs(v) <= MAX_CELL:  # also false for nan
+        raise InputError(
+            f"line {line}, column {column}: {excerpt(t, 40)} is not a finite number within a 64-bit counter's range",
+            where=where,
+        )
+    return v
 
 
 def timestamp(text: str, *, where: str, column: str, line: int, flags: list[str]) -> float | None:
@@ -188,7 +237,7 @@ def timestamp(text: str, *, where: str, column: str, line: int, flags: list[str]
     if not t:
         flags.append(f"corrupt-timestamp: empty {column}")
         return None
-    if t.isdigit():
+    if t.isdigit() and len(t) <= 20:
         return int(t)  # ns since boot exceed 2**53: a float would lose the last digits
     v = number(t, where=where, column=column, line=line)
     if "e" in t.lower():

@@ -34,7 +34,7 @@ def _columns(path: Path) -> set[str]:
     """The canonical CSV header of a file; nothing for a directory."""
     if path.is_dir():
         return set()
-    header, _ = csvio.rows(path)
+    header = csvio.header(path)
     return set(header)
 
 

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from perfmodel.errors import InputError
+from perfmodel.errors import InputError, excerpt, one_line
 from perfmodel.readers import csvio
 from perfmodel.readers.records import Dispatch, Workload
 
@@ -86,7 +86,7 @@ _DISPATCHES = """
            K.grid_size_x * K.grid_size_y * K.grid_size_z,
            K.workgroup_size_x * K.workgroup_size_y * K.workgroup_size_z,
            K.group_segment_size, S.arch_vgpr_count, S.accum_vgpr_count, S.sgpr_count,
-           A.name, A.extdata
+           A.name, A.extdata, A.product_name
     FROM {rocpd_kernel_dispatch} K
     JOIN {rocpd_info_kernel_symbol} S ON S.id = K.kernel_id
     JOIN {rocpd_info_agent} A ON A.id = K.agent_id
@@ -115,14 +115,25 @@ def read(path: Path) -> Workload:
         tables = _resolve(con, where)
         dispatches = _read_dispatches(con, tables, path, wl)
         _add_counters(con, tables, dispatches, where)
-    except sqlite3.DatabaseError as e:
-        raise InputError(f"not a readable rocpd database ({e})", where=where) from None
+    except (sqlite3.Error, UnicodeDecodeError) as e:  # a corrupted sqlite_master decodes badly
+        raise InputError(f"not a readable rocpd database ({one_line(str(e), 120)})", where=where) from None
     finally:
         con.close()
     if not dispatches:
         raise InputError("database holds no kernel dispatches", where=where)
     wl.dispatches = list(dispatches.values())
     return wl
+
+
+def _whole(v, field: str, row: int, where: str, required: bool = False) -> int | None:
+    """An integer column's value: NULL -> None, text/blob/inf/nan -> one error line."""
+    if v is None:
+        if required:
+            raise InputError(f"dispatch row {row}: {field} is NULL (expected an integer)", where=where)
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not abs(v) <= csvio.MAX_CELL:
+        raise InputError(f"dispatch row {row}: {field} = {excerpt(v, 40)} (expected an integer)", where=where)
+    return int(v)
 
 
 def _read_dispatches(
@@ -133,28 +144,33 @@ def _read_dispatches(
     dispatches: dict[int, Dispatch] = {}
     gfxs: set[str] = set()
     for row in con.execute(_DISPATCHES.format(**tables)):
-        kid, did, agent, kname, start, end, grid, wg, lds, avgpr, accv, sgpr, aname, aext = row
-        g = _gfx(aname, aext)
+        kid, did, agent, kname, start, end, grid, wg, lds, avgpr, accv, sgpr, aname, aext, product = row
+        g = _gfx(aname if isinstance(aname, str) else None, aext if isinstance(aext, str) else None)
         gfxs.add(g or str(agent))
         if len(gfxs) > 1:
             raise InputError(
                 f"mixed GPUs in one database ({', '.join(sorted(gfxs))}); filter one agent", where=where
             )
+        if not isinstance(kname, str):
+            raise InputError(f"kernel_name of kernel {kid}: expected text, got {type(kname).__name__}", where=where)
+
         dispatches[kid] = Dispatch(
-            kernel=csvio.clean_kernel(kname or ""),
-            index=int(did),
-            grid=int(grid or 0),
-            workgroup=int(wg or 0),
-            begin_ns=int(start) if start is not None else None,
-            end_ns=int(end) if end is not None else None,
+            kernel=csvio.clean_kernel(kname),
+            index=_whole(did, "dispatch_id", kid, where, required=True),
+            grid=_whole(grid, "grid_size", kid, where) or 0,
+            workgroup=_whole(wg, "workgroup_size", kid, where) or 0,
+            begin_ns=_whole(start, "start", kid, where),
+            end_ns=_whole(end, "end", kid, where),
             gpu=str(agent),
             source=where,
             time_source=f"{path.name}: rocpd_kernel_dispatch start/end (counter pass)",
-            lds_bytes=int(lds or 0),
-            vgprs=int(avgpr or 0) + int(accv or 0),
-            sgprs=int(sgpr or 0),
+            lds_bytes=_whole(lds, "group_segment_size", kid, where) or 0,
+            vgprs=(_whole(avgpr, "arch_vgpr_count", kid, where) or 0) + (_whole(accv, "accum_vgpr_count", kid, where) or 0),
+            sgprs=_whole(sgpr, "sgpr_count", kid, where) or 0,
         )
         wl.gfx = g
+        if isinstance(product, str) and product.strip():
+            wl.sysinfo.setdefault("gpu_model", product.strip())
     return dispatches
 
 
@@ -166,8 +182,10 @@ def _add_counters(
         d = dispatches.get(kid)
         if d is None:
             continue
-        if value is None or not isinstance(value, (int, float)):
+        if value is None or not isinstance(value, (int, float)) or not abs(value) <= csvio.MAX_CELL:
             raise InputError(
-                f"counter {name} of dispatch {d.index}: non-numeric value {value!r}", where=where
+                f"counter {excerpt(name, 40)} of dispatch {d.index}: value {excerpt(value, 40)}"
+                " (expected a finite number)",
+                where=where,
             )
         d.counters[str(name)] = float(value)

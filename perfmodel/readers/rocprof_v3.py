@@ -70,13 +70,18 @@ def read_agent_info(path: Path) -> dict:
     csvio.require(header, ("Agent_Type", "Name"), where, "an agent-info CSV")
     col = csvio.columns(header)
     gpus = []
-    for _line, row in rows:
-        if row[col["Agent_Type"]].strip().upper() != "GPU":
+    for line, row in rows:
+        cells = csvio.Cells(row, col, where, line)
+        if cells.text("Agent_Type").strip().upper() != "GPU":
             continue
-        info = {"gfx": row[col["Name"]].strip().lower()}
+        info = {"gfx": cells.text("Name").strip().lower()}
+        for text_key, name in (("gpu_model", "Product_Name"), ("gpu_model", "Marketing_Name")):
+            if cells.text(name).strip() and text_key not in info:
+                info[text_key] = cells.text(name).strip()
         for key, name in (("num_xcd", "Num_Xcc"), ("wave_size", "Wave_Front_Size"), ("cu", "Cu_Count")):
-            if name in col and row[col[name]].strip():
-                info[key] = float(row[col[name]])
+            v = cells.number(name, default=0.0)
+            if v > 0:
+                info[key] = v
         gpus.append(info)
     targets = sorted({g["gfx"] for g in gpus})
     if len(targets) > 1:
@@ -92,7 +97,14 @@ def read(path: Path) -> Workload:
     traces = find(path, PATTERNS[1])
     agents = find(path, PATTERNS[2])
     if agents:
-        wl.sysinfo = read_agent_info(agents[0])
+        infos = [(p, read_agent_info(p)) for p in agents]
+        targets = sorted({i.get("gfx", "") for _, i in infos if i.get("gfx")})
+        if len(targets) > 1:
+            runs = ", ".join(f"{p.name}: {i.get('gfx')}" for p, i in infos)
+            raise InputError(
+                f"runs on different GPUs in one folder ({runs}); put each run in its own folder", where=str(path)
+            )
+        wl.sysinfo = infos[0][1]
         wl.gfx = wl.sysinfo.get("gfx", "")
     # counter passes planned by `perfmodel profile` (out/pass_N/) are one run each: join them
     passes = [p for p in counters if re.fullmatch(r"pass_\d+", p.parent.name)]

@@ -53,10 +53,7 @@ def read_sysinfo(path: Path) -> tuple[dict, list[str]]:
         if key in _TEXT:
             out[key] = text.lower() if key == "gfx" else text
             continue
-        try:
-            v = float(text) if text else 0.0
-        except ValueError:
-            raise InputError(f"line {line}, column {name}: non-numeric value {text!r}", where=where) from None
+        v = csvio.number(text, where=where, column=name, line=line) if text else 0.0
         if v <= 0:
             notes.append(f"{path.name}: {name} is {'blank' if not text else text}; treated as unknown")
             out[key] = None

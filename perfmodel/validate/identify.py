@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfmodel.errors import InputError
+from perfmodel.errors import InputError, excerpt, one_line
 from perfmodel.readers.records import Dispatch
 
 
@@ -134,16 +134,35 @@ def _rule(item, where: str) -> Rule:
     get_model(str(kernel), where=where).check_keys(case, where, also=BASE_KEYS)
     rule = Rule(case=case)
     if "match" in item:
-        try:
-            rule.match = re.compile(str(item["match"]))
-        except re.error as e:
-            raise InputError(f"bad regex ({e})", where=where, key="match") from None
+        if not isinstance(item["match"], str):
+            raise InputError(f"expected a regex (text), got {excerpt(item['match'])}", where=where, key="match")
+        rule.match = compile_regex(item["match"], where, "match")
     else:
-        try:
-            rule.dispatch = int(item["dispatch"])
-        except (TypeError, ValueError):
-            raise InputError(f"expected a dispatch index, got {item['dispatch']!r}", where=where, key="dispatch") from None
+        v = item["dispatch"]
+        if isinstance(v, str) and v.strip().isdigit() and len(v.strip()) <= 18:
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**63:
+            raise InputError(f"expected a dispatch index (a whole number >= 0), got {excerpt(v)}", where=where, key="dispatch")
+        rule.dispatch = v
     return rule
+
+
+MAX_REGEX = 1000  # characters
+MAX_REPEAT = 1000  # the largest {m,n} count in a regex
+
+
+def compile_regex(text: str, where: str | None, key: str) -> re.Pattern:
+    """A user's kernel-name regex, compiled; one error line for a bad one, and no regex whose
+    size explodes (a repeat count like ``a{1000000000}`` takes minutes and gigabytes)."""
+    if len(text) > MAX_REGEX:
+        raise InputError(f"regex of {len(text)} characters; at most {MAX_REGEX}", where=where, key=key)
+    counts = [int(n) for n in re.findall(r"\{\s*(\d+)", text) + re.findall(r",\s*(\d+)\s*\}", text)]
+    if counts and max(counts) > MAX_REPEAT:
+        raise InputError(f"regex repeat count {max(counts)} above {MAX_REPEAT}", where=where, key=key)
+    try:
+        return re.compile(text)
+    except (re.error, OverflowError, RecursionError, ValueError) as e:
+        raise InputError(f"bad regex ({one_line(str(e), 100)})", where=where, key=key) from None
 
 
 def identify(d: Dispatch, manifest: Manifest | None = None) -> tuple[dict | None, str]:

@@ -10,7 +10,6 @@ predicted_bytes, ...) and the residuals of `compare`. Tables of these rows are p
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from perfmodel.arch import Arch
 from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction, predict_on
 from perfmodel.validate.compare import compare
-from perfmodel.validate.identify import Manifest, identify, load_manifest, short_name
+from perfmodel.validate.identify import Manifest, compile_regex, identify, load_manifest, short_name
 from perfmodel.validate.workload_arch import pick_arch
 
 
@@ -109,13 +108,10 @@ def validate(
     wl = _open(path)
     a, notes = pick_arch(wl, arch, sclk_mhz, cus)
     ach, peak = achievable_rates(a)
-    ms = derive_workload(wl, None if wl.gfx else a.gfx)
+    ms = derive_workload(wl, None if wl.gfx else a.gfx, peaks=peak)
     flt = None
     if kernel_filter:
-        try:
-            flt = re.compile(kernel_filter)
-        except re.error as e:
-            raise InputError(f"bad regex ({e})", key="--kernel") from None
+        flt = compile_regex(kernel_filter, None, "--kernel")
     ident, preds = _predict_dispatches(wl, a, man)
     rows: list[dict] = []
     if per_dispatch:
@@ -141,7 +137,18 @@ def validate(
         ids = {id(r) for r in keep}
         rows = [r for r in rows if id(r) in ids]
     notes += [n for n in wl.notes if n]
+    inflated = sorted({d.time_source for d in wl.dispatches if _counter_pass_timing(d.time_source)})
+    if inflated:
+        notes.append(
+            "no counter-free timing: durations come from counter-collection passes, which counter overhead"
+            f" inflates ({'; '.join(inflated)[:200]})"
+        )
     return Validation(str(path), a, rows, per_dispatch, notes)
+
+
+def _counter_pass_timing(source: str) -> bool:
+    """Whether a dispatch's duration was taken from a counter-collection pass."""
+    return any(s in source for s in ("counter pass", "same pass as the counters"))
 
 
 def _row(m, preds: list[Prediction], ident: tuple[dict | None, str], arch: Arch, ach: dict, peak: dict) -> dict:
@@ -149,7 +156,9 @@ def _row(m, preds: list[Prediction], ident: tuple[dict | None, str], arch: Arch,
     r["name"] = short_name(m.kernel)
     r["arch"] = arch.key
     total = m.total_flops
-    r["ai"] = {lv: (total / b if b > 0 else None) for lv, b in m.bytes.items()}
+    if not m.flops:  # no FLOP counter measured: no FLOP total, no intensity (not zero)
+        r["flops"] = None
+    r["ai"] = {lv: (total / b if b > 0 and m.flops else None) for lv, b in m.bytes.items()}
     achieved: dict[str, float] = {}
     if m.time_s:
         achieved.update({lv: b / m.time_s for lv, b in m.bytes.items()})
