@@ -57,12 +57,18 @@ def parse_kv(words: list[str], where: str = "command line") -> dict[str, str]:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"key {k!r} given twice; give each key once")
-        out[k] = v
+    out = dict(pairs)
+    if len(out) != len(pairs):  # a key given twice: name it
+        seen: set = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"key {k!r} given twice; give each key once")
+            seen.add(k)
     return out
+
+
+# one decoder for every line (json.loads with a hook builds a new one per call)
+_JSON_LINE = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
 def load_case_file(path: str) -> list[dict]:
@@ -80,7 +86,7 @@ def load_case_file(path: str) -> list[dict]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line, object_pairs_hook=_unique_keys)
+                obj = _JSON_LINE.decode(line)
             except json.JSONDecodeError as e:
                 raise InputError(f"line {n}: malformed JSON ({e.msg})", where=str(p)) from None
             except (ValueError, RecursionError) as e:  # a key given twice, integers too long, nesting

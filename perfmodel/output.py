@@ -51,10 +51,14 @@ def _clean(v):
     return v
 
 
+# one encoder for every line (json.dumps with options builds a new one per call)
+_LINE_ENCODER = json.JSONEncoder(allow_nan=False, default=_json_default)
+
+
 def _dumps_line(row: dict) -> str:
     """One JSON line; the inf/nan clean-up walk runs only for rows that need it."""
     try:
-        return json.dumps(row, allow_nan=False, default=_json_default)
+        return _LINE_ENCODER.encode(row)
     except ValueError:
         return json.dumps(_clean(row), default=_json_default)
 

@@ -20,11 +20,10 @@ from perfmodel.cases import Case, normalize
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
 from perfmodel.vocab import split_term
-from perfmodel.work import LevelBytes
 
 
 @dataclass(slots=True)
-class Prediction(LevelBytes):
+class Prediction:
     """One case timed on one arch: every term, the bound class, and the naive roofline beside it.
 
     Amounts are per kernel (FLOPs per ``"pipe:dtype"``, bytes per level split into reads and
@@ -41,6 +40,7 @@ class Prediction(LevelBytes):
     flops_by: dict[str, float]
     bytes_read: dict[str, float]
     bytes_write: dict[str, float]
+    bytes: dict[str, float]  # reads + writes per level (summed once per batch, in numpy)
     terms_s: dict[str, float]
     roofline_time_s: float
     roofline_bound: str
@@ -118,30 +118,33 @@ class Prediction(LevelBytes):
 
     def row(self) -> dict[str, Any]:
         """The output contract: one JSON-ready dict (times in microseconds)."""
-        t, f, b = self.time_s, self.flops, self.bytes
+        t, b, rt = self.time_s, self.bytes, self.roofline_time_s
+        f = sum(self.flops_by.values()) if self.flops_by else 0.0
         hb = b.get(self.memory_level, 0.0)
-        row: dict[str, Any] = {"id": self.id} if self.id is not None else {}
-        row.update(
-            arch=self.arch,
-            kernel=self.kernel,
-            dtype=self.dtype,
-            shape=self.shape,
-            time_us=t * 1e6,
-            time_band_us=[t / self.band[1] * 1e6, t / self.band[0] * 1e6],
-            bound=self.bound,
-            flops=f,
-            flops_by=self.flops_by,
-            bytes=b,
-            tflops=f / t / 1e12 if t > 0 else 0.0,
-            ai=f / hb if hb > 0 else None,
-            roofline_time_us=self.roofline_time_s * 1e6,
-            roofline_bound=self.roofline_bound,
-            headroom=self.roofline_time_s / t if t > 0 else 1.0,
-            terms_us={k: v * 1e6 for k, v in self.terms_s.items()},
-            tile=self.tile,
-            grid=self.grid,
-            wgs_per_cu=self.wgs_per_cu,
-        )
+        lo, hi = self.band
+        row: dict[str, Any] = {
+            "arch": self.arch,
+            "kernel": self.kernel,
+            "dtype": self.dtype,
+            "shape": self.shape,
+            "time_us": t * 1e6,
+            "time_band_us": [t / hi * 1e6, t / lo * 1e6],
+            "bound": self.bound,
+            "flops": f,
+            "flops_by": self.flops_by,
+            "bytes": b,
+            "tflops": f / t / 1e12 if t > 0 else 0.0,
+            "ai": f / hb if hb > 0 else None,
+            "roofline_time_us": rt * 1e6,
+            "roofline_bound": self.roofline_bound,
+            "headroom": rt / t if t > 0 else 1.0,
+            "terms_us": {k: v * 1e6 for k, v in self.terms_s.items()},
+            "tile": self.tile,
+            "grid": self.grid,
+            "wgs_per_cu": self.wgs_per_cu,
+        }
+        if self.id is not None:
+            row = {"id": self.id, **row}
         if self.notes:
             row["notes"] = self.notes
         return row
@@ -171,6 +174,7 @@ class Prediction(LevelBytes):
             flops_by=add("flops_by"),
             bytes_read=add("bytes_read"),
             bytes_write=add("bytes_write"),
+            bytes=add("bytes"),
             terms_s=add("terms_s"),
             roofline_time_s=sum(p.roofline_time_s for p in preds),
             roofline_bound=first.roofline_bound,
@@ -257,10 +261,6 @@ def _list(x, n: int) -> list:
     return np.broadcast_to(np.asarray(x), (n,)).tolist()
 
 
-def _num(v):
-    return int(v) if isinstance(v, float) and v.is_integer() else v
-
-
 def _tiles(est: Estimate, n: int) -> list[str | None]:
     L = est.work.launch
     if L is None or not np.any(np.asarray(L.tile_m) > 0):
@@ -288,6 +288,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
     cols = {
         "read": {lv: _list(b, n) for lv, b in work.bytes_read.items()},
         "write": {lv: _list(b, n) for lv, b in work.bytes_write.items()},
+        "bytes": {lv: _list(b, n) for lv, b in work.bytes.items()},
         "flops": {k: _list(v, n) for k, v in work.flops.items()},
         "terms": {k: _list(v, n) for k, v in est.terms.items()},
     }
@@ -309,12 +310,13 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 arch=arch_key,
                 kernel=c.kernel,
                 dtype=c.dtype,
-                shape={k: _num(v) for k, v in c.params.items() if v is not None},
+                shape={k: int(v) if v.__class__ is float and v.is_integer() else v for k, v in c.params.items() if v is not None},
                 time_s=time_s[i],
                 bound=bound[i],
                 flops_by={k: v[i] for k, v in cols["flops"].items()},
                 bytes_read={k: v[i] for k, v in cols["read"].items()},
                 bytes_write={k: v[i] for k, v in cols["write"].items()},
+                bytes={k: v[i] for k, v in cols["bytes"].items()},
                 terms_s={k: v[i] for k, v in cols["terms"].items()},
                 roofline_time_s=rtime[i],
                 roofline_bound=rbound[i],

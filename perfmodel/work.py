@@ -43,20 +43,21 @@ class Launch:
 
 class LevelBytes:
     """Bytes per memory level as reads, writes and (for counters that do not split them)
-    unsplit traffic; ``bytes`` is their sum. Shared by `Work`, `Measurement` and `Prediction`,
-    so a prediction and a measurement add up their bytes the same way."""
+    unsplit traffic; ``bytes`` is their sum. Shared by `Work` and `Measurement`, so a model and
+    a measurement add up their bytes the same way (a `Prediction` carries its Work's sums)."""
 
     __slots__ = ()
     bytes_read: dict
     bytes_write: dict
+    bytes_unsplit = None  # levels whose counters do not split reads from writes (a Measurement's)
 
     @property
     def bytes(self) -> dict:
         """Bytes moved at each level: reads plus writes (plus unsplit traffic)."""
         r, w = self.bytes_read, self.bytes_write
-        u = getattr(self, "bytes_unsplit", None)
-        if not u and r.keys() == w.keys():  # the common case, and the hot path of large batches
-            return {lv: v + w[lv] for lv, v in r.items()}
+        u = self.bytes_unsplit
+        if not u and w.keys() <= r.keys():  # the common case, and the hot path of large batches
+            return {lv: v + w.get(lv, 0.0) for lv, v in r.items()}
         u = u or {}
         return {lv: r.get(lv, 0.0) + w.get(lv, 0.0) + u.get(lv, 0.0) for lv in dict.fromkeys([*r, *w, *u])}
 
