@@ -51,6 +51,7 @@ class Prediction(LevelBytes):
     wgs_per_cu: int = 0
     notes: str | None = None
     id: str | None = None
+    scope: str = "kernel"  # what time_s covers: the kernel, device events around it, or a host clock
     packed: frozenset[str] = frozenset()  # FLOP keys issued as packed VALU instructions
     # p10 and p90 of predicted/measured time on held-out measurements of this family
     # (perfmodel/error_bands.yaml): the measured time is likely within time / p90 .. time / p10
@@ -125,6 +126,7 @@ class Prediction(LevelBytes):
             arch=self.arch,
             kernel=self.kernel,
             dtype=self.dtype,
+            scope=self.scope,
             shape=self.shape,
             time_us=t * 1e6,
             time_band_us=[t / self.band[1] * 1e6, t / self.band[0] * 1e6],
@@ -181,6 +183,7 @@ class Prediction(LevelBytes):
             wgs_per_cu=first.wgs_per_cu,
             notes=first.notes,
             id=first.id,
+            scope=first.scope,
             packed=first.packed,
             band=first.band,
         )
@@ -190,7 +193,7 @@ class Prediction(LevelBytes):
 def _group_key(c: Case) -> tuple:
     cats = tuple((n, c.params[n]) for n in c.model.categorical)
     nones = tuple(n for n in c.model.numeric if c.params[n] is None)
-    return (c.arch, c.kernel, c.dtype, cats, nones)
+    return (c.arch, c.kernel, c.dtype, cats, nones, c.scope)
 
 
 def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str | None = None):
@@ -218,9 +221,9 @@ def evaluate(
         groups[_group_key(c)].append(c)
     out: list[Prediction | None] = [None] * len(cases)
     pos = {id(c): i for i, c in enumerate(cases)}
-    for (arch_key, _kernel, dtype, cats, nones), members in groups.items():
+    for (arch_key, _kernel, dtype, cats, nones, scope), members in groups.items():
         try:
-            preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm)
+            preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm, scope)
         except InputError as e:
             if problems is None:
                 raise
@@ -233,7 +236,9 @@ def evaluate(
     return [p for p in out if p is not None]
 
 
-def _evaluate_group(members: list[Case], arch_key, dtype: str, cats, nones, first_principles: bool, warm: bool):
+def _evaluate_group(
+    members: list[Case], arch_key, dtype: str, cats, nones, first_principles: bool, warm: bool, scope: str = "kernel"
+):
     """The predictions of cases that share arch, kernel, dtype and text parameters: one
     vectorised model call and one estimate."""
     from perfmodel.models.traffic import warm_caches
@@ -249,7 +254,7 @@ def _evaluate_group(members: list[Case], arch_key, dtype: str, cats, nones, firs
         params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
     with warm_caches(warm):
         work = run_model(model, params, arch, dtype, where=first.where)
-    return batch_predictions(estimate(work, arch, first_principles=first_principles), members)
+    return batch_predictions(estimate(work, arch, first_principles=first_principles, scope=scope), members)
 
 
 def _list(x, n: int) -> list:
@@ -325,6 +330,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 wgs_per_cu=int(wgs[i]),
                 notes=_too_big(notes, written[i], capacity, mem),
                 id=c.id,
+                scope=c.scope,
                 packed=packed,
                 band=band,
             )
@@ -346,18 +352,20 @@ def normalize_all(
     source: str | None = None,
     kernel: str | None = None,
     problems: list | None = None,
+    scope: str | None = None,
 ) -> list[Case]:
     """Validate raw cases; with several archs each case is expanded once per arch.
 
     ``problems``: a list to collect the `InputError` of every invalid case instead of raising
-    at the first; the valid cases are returned.
+    at the first; the valid cases are returned. ``scope``: the timing scope of cases that do
+    not give their own (default ``kernel``).
     """
     out: list[Case] = []
     for i, raw in enumerate(raws):
         targets = archs if archs and len(archs) > 1 and "arch" not in raw else [archs[0] if archs else None]
         for a in targets:
             try:
-                out.append(normalize(raw, i, a, dtype, source, kernel))
+                out.append(normalize(raw, i, a, dtype, source, kernel, scope))
             except InputError as e:
                 if problems is None:
                     raise
@@ -413,15 +421,17 @@ def predict(
     dtype: str | None = None,
     cases: Iterable[dict] | None = None,
     warm: bool = False,
+    scope: str | None = None,
     **params: Any,
 ) -> Predictions:
     """Predict one case (``predict("gemm", "mi300x", m=4096, n=4096, k=4096)``) or many.
 
     ``arch`` may be a list for a side-by-side comparison. ``cases`` is an iterable of case dicts
     (keys as on the command line). ``warm=True`` models the steady state of a repeated kernel
-    whose inputs fit a cache; the default is a single cold run.
+    whose inputs fit a cache; the default is a single cold run. ``scope``: what the time
+    covers, ``kernel`` (default), ``events`` or ``host`` (see docs/usage.md).
     """
     archs = [arch] if isinstance(arch, (str, Arch)) else list(arch)
     raws = list(cases) if cases is not None else [dict(params, kernel=kernel)]
-    return Predictions(evaluate(normalize_all(raws, archs, dtype, kernel=kernel), warm=warm))
+    return Predictions(evaluate(normalize_all(raws, archs, dtype, kernel=kernel, scope=scope), warm=warm))
 
