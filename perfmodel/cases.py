@@ -14,7 +14,6 @@ from perfmodel import dtypes
 from perfmodel.arch import Arch
 from perfmodel.errors import InputError, one_line
 from perfmodel.models.registry import KernelModel, convert_param, get_model
-
 from perfmodel.vocab import SCOPES
 
 # keys every family accepts; ``scope`` says what a predicted time covers (perfmodel.vocab.SCOPES)
