@@ -28,6 +28,7 @@ from perfmodel.vocab import (
     DEVICE_MEMORY,
     FILL,
     GLOBAL_PATH,
+    INT,
     LATENCY,
     LAUNCH,
     MATRIX_PIPES,
@@ -275,7 +276,7 @@ def _quantization(grid: np.ndarray, cus: int, work: Work) -> np.ndarray:
 
 # --- the estimate -------------------------------------------------------------------------
 def _shape(work: Work) -> tuple:
-    arrays = [np.asarray(v) for d in (work.flops, work.bytes_read, work.bytes_write) for v in d.values()]
+    arrays = [np.asarray(v) for d in (work.flops, work.iops, work.bytes_read, work.bytes_write) for v in d.values()]
     return np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else ()
 
 
@@ -298,6 +299,37 @@ def _compute_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, fi
         f = np.asarray(f, dtype=float)
         terms.time[t] = f / (rate * q)
         terms.naive[t] = f / peak
+
+
+def _integer_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, notes: list[str]) -> None:
+    """Integer VALU ops, one term per pipe (``compute:valu:int``): the op classes issue one
+    after another on the same VALU, so their times add: sum of ops / the spec's integer rate of
+    each class, stretched by wave quantization like the FLOP terms. The naive roofline uses the
+    same theoretical rates. A class without a rate in the spec is not timed, and a note says so."""
+    by_pipe: dict[str, list[tuple[str, np.ndarray]]] = {}
+    for key, n in work.iops.items():
+        pipe, op = split_flop_key(key)
+        by_pipe.setdefault(pipe, []).append((op, np.asarray(n, dtype=float)))
+    for pipe, items in by_pipe.items():
+        secs, ops, srcs = 0.0, 0.0, []
+        for op, n in items:
+            peak = arch.peak_iops(pipe, op)
+            if peak is None:
+                if np.any(n > 0):
+                    notes.append(f"{arch.key} has no {pipe} {op} integer rate in its spec: those integer ops are not timed")
+                continue
+            secs = secs + n / peak
+            ops = ops + n
+            srcs.append(f"{op} {arch.int_rate(pipe, op).value:g} op/clk/CU")
+        if not srcs:
+            continue
+        t = compute_term(flop_key(pipe, INT))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eff = np.where(np.asarray(secs) > 0, ops / np.where(np.asarray(secs) > 0, secs, 1.0), 0.0)
+        used.rate[t] = used.peak[t] = eff
+        used.provenance[t] = f"theoretical integer rates ({', '.join(srcs)}), summed per op class; integer ops, not FLOPs"
+        terms.time[t] = secs / q
+        terms.naive[t] = secs
 
 
 def _memory_terms(
@@ -417,6 +449,7 @@ def estimate(
     terms = _Terms()
     notes = list(work.notes)
     _compute_terms(work, arch, occ["quantization"], used, terms, first_principles)
+    _integer_terms(work, arch, occ["quantization"], used, terms, notes)
     _dependent_chain(work, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles)
     _timed_terms(work, shape, terms)

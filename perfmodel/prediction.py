@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,8 @@ class Prediction(LevelBytes):
     # p10 and p90 of predicted/measured time on held-out measurements of this family
     # (perfmodel/error_bands.yaml): the measured time is likely within time / p90 .. time / p10
     band: tuple[float, float] = (1.0, 1.0)
+    # integer VALU ops per "pipe:<op class>" (timed, never FLOPs); empty for most kernels
+    iops_by: dict[str, float] = field(default_factory=dict)
 
     # --- derived quantities ------------------------------------------------------------------
     @property
@@ -99,6 +101,10 @@ class Prediction(LevelBytes):
         """FLOPs or bytes behind one term (None for ``launch``)."""
         kind, key = split_term(term)
         if kind == "compute":
+            if key.endswith(":int") and key not in self.flops_by:  # a pipe's integer ops, all classes
+                pipe = key.split(":")[0]
+                ops = [v for k, v in self.iops_by.items() if k.split(":")[0] == pipe]
+                return sum(ops) if ops else None
             return self.flops_by.get(key)
         if kind == "memory":
             return self.bytes.get(key)
@@ -144,6 +150,8 @@ class Prediction(LevelBytes):
             grid=self.grid,
             wgs_per_cu=self.wgs_per_cu,
         )
+        if self.iops_by:  # only kernels with integer work carry it (other rows are unchanged)
+            row["iops_by"] = self.iops_by
         if self.notes:
             row["notes"] = self.notes
         return row
@@ -186,6 +194,7 @@ class Prediction(LevelBytes):
             scope=first.scope,
             packed=first.packed,
             band=first.band,
+            iops_by=add("iops_by"),
         )
 
 
@@ -294,6 +303,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
         "read": {lv: _list(b, n) for lv, b in work.bytes_read.items()},
         "write": {lv: _list(b, n) for lv, b in work.bytes_write.items()},
         "flops": {k: _list(v, n) for k, v in work.flops.items()},
+        "iops": {k: _list(v, n) for k, v in work.iops.items()},
         "terms": {k: _list(v, n) for k, v in est.terms.items()},
     }
     time_s, bound = _list(est.time_s, n), _list(est.bound, n)
@@ -318,6 +328,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 time_s=time_s[i],
                 bound=bound[i],
                 flops_by={k: v[i] for k, v in cols["flops"].items()},
+                iops_by={k: v[i] for k, v in cols["iops"].items()},
                 bytes_read={k: v[i] for k, v in cols["read"].items()},
                 bytes_write={k: v[i] for k, v in cols["write"].items()},
                 terms_s={k: v[i] for k, v in cols["terms"].items()},

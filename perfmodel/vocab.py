@@ -37,6 +37,19 @@ DTYPE_BYTES: dict[str, float] = {
 }
 DTYPES = tuple(DTYPE_BYTES)
 
+INT = "int"  # the FLOP-key dtype of a pipe's integer term: ``compute:valu:int`` (ops, not FLOPs)
+
+# --- integer VALU op classes (rates in archspec `pipes.valu.int`, op/clk/cu) ---------------------
+# Integer work is timed as a compute term (``compute:valu:<class>``) but never counted as FLOPs:
+# rocprof's counters report it as integer ops (iops), one op per lane of one instruction.
+INT_OPS: dict[str, str] = {
+    "int32": "32-bit integer add/sub/logic/shift/compare (v_add_u32, v_and_b32, v_lshlrev_b32)",
+    "int32_mul": "32-bit integer multiply (v_mul_lo_u32, v_mul_hi_u32, v_mul_lo_i32)",
+    "int24": "24-bit multiply and multiply-add (v_mul_u32_u24, v_mad_u32_u24, v_mad_i32_i24)",
+    "int16": "16-bit add/mul/multiply-add, one value per lane (v_add_u16, v_mul_lo_u16, v_mad_u16)",
+    "int16_packed": "packed 16-bit (v_pk_add_u16, v_pk_mul_lo_u16, v_pk_mad_u16): each half is one op",
+}
+
 # --- memory levels -----------------------------------------------------------------------------
 LEVELS = ("lds", "l1", "l2", "mall", "hbm", "vram")
 DEVICE_MEMORY = ("hbm", "vram")  # HBM on Instinct and the NVIDIA parts, GDDR "vram" on Radeon
