@@ -124,6 +124,15 @@ class Arch:
             raise InputError(f"{self.key} ({self.name}) has no {kind}{dtype} rate on the {pipe} pipe; it has {have}", key="dtype")
         return table[dtype]
 
+    def int_rate(self, pipe: str, op: str) -> SpecValue | None:
+        """Integer ops per clock per CU of one op class (``perfmodel.vocab.INT_OPS``), or None."""
+        return self.tree["pipes"].get(pipe, {}).get("int", {}).get(op)
+
+    def peak_iops(self, pipe: str, op: str, clock_hz: float | None = None) -> float | None:
+        """Theoretical integer op/s of one op class: rate x CUs x clock (None without a rate)."""
+        q = self.int_rate(pipe, op)
+        return None if q is None else q.value * self.cus * (clock_hz or self.clock_hz)
+
     def has(self, pipe: str, dtype: str) -> bool:
         return dtype in self.tree["pipes"].get(pipe, {}).get("dense", {})
 

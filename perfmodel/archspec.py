@@ -11,7 +11,7 @@ from typing import Any
 
 from perfmodel.errors import InputError, did_you_mean, excerpt
 from perfmodel.units import UNITS, dimension, to_si, units_of
-from perfmodel.vocab import DTYPES, LEVELS, PIPES
+from perfmodel.vocab import DTYPES, INT_OPS, LEVELS, PIPES
 
 TAGS = ("R", "D", "P", "S", "A")
 KINDS = ("instinct", "radeon", "nvidia", "custom")
@@ -57,6 +57,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "bandwidth": (1, 1e16),  # B/s
     "bytes_per_clk": (1e-3, 1e6),
     "flops_per_clk": (1e-3, 1e6),  # per CU per clock
+    "iops_per_clk": (1e-3, 1e6),  # integer ops per CU per clock
     "flop_rate": (1e6, 1e18),
     "frequency": (1e6, 1e10),  # 1 MHz .. 10 GHz
     "time": (1e-9, 1.0),
@@ -73,6 +74,7 @@ CLOCK_MHZ = ("num", (1, 1e4))  # a benchmark's clock, in MHz
 _MEASURED_Q = {"benchmark": ("str",), "clock": CLOCK_MHZ, "alternatives": ("alts",)}
 
 RATE_TABLE = ("map", DTYPES, Q("flops_per_clk", plain=("num", RANGES["flops_per_clk"])))
+INT_TABLE = ("map", tuple(INT_OPS), Q("iops_per_clk"))  # integer VALU ops: not FLOPs
 LEVEL = (
     "struct",
     {
@@ -105,7 +107,10 @@ SCHEMA = (
             ),
             True,
         ),
-        "pipes": (("map", PIPES, ("struct", {"dense": (RATE_TABLE, True), "sparse": (RATE_TABLE, False)})), True),
+        "pipes": (
+            ("map", PIPES, ("struct", {"dense": (RATE_TABLE, True), "sparse": (RATE_TABLE, False), "int": (INT_TABLE, False)})),
+            True,
+        ),
         "memory": (("map", LEVELS, LEVEL), True),
         "occupancy": (
             (

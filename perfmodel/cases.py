@@ -1,4 +1,4 @@
-"""Cases: the input contract. A case is a flat mapping (id, arch, kernel, dtype, parameters),
+"""Cases: the input contract. A case is a flat mapping (id, arch, kernel, dtype, scope, parameters),
 given as ``key=value`` words, a YAML list, or JSON lines. Parsing checks every key against the
 kernel's registered parameters and reports the case and key of the first problem.
 """
@@ -14,8 +14,10 @@ from perfmodel import dtypes
 from perfmodel.arch import Arch
 from perfmodel.errors import InputError, one_line
 from perfmodel.models.registry import KernelModel, convert_param, get_model
+from perfmodel.vocab import SCOPES
 
-BASE_KEYS = ("id", "arch", "kernel", "dtype")
+# keys every family accepts; ``scope`` says what a predicted time covers (perfmodel.vocab.SCOPES)
+BASE_KEYS = ("id", "arch", "kernel", "dtype", "scope")
 
 
 @dataclass
@@ -29,6 +31,7 @@ class Case:
     dtype: str
     params: dict[str, Any]
     model: KernelModel
+    scope: str = "kernel"  # what the time covers: kernel, events or host
 
     @property
     def where(self) -> str:
@@ -110,6 +113,7 @@ def normalize(
     default_dtype: str | None = None,
     source: str | None = None,
     default_kernel: str | None = None,
+    default_scope: str | None = None,
 ) -> Case:
     """Check one raw case against its kernel's parameters; convert and fill defaults."""
     cid = raw.get("id")
@@ -123,6 +127,10 @@ def normalize(
         raise InputError("missing; expected an arch key such as mi300x (or --arch)", where=where, key="arch")
     dtype = str(raw.get("dtype") or default_dtype or model.default_dtype)
     dtypes.size(dtype, where)  # refuses an unknown dtype, naming the case
+    scope = raw.get("scope", default_scope)
+    scope = "kernel" if scope in (None, "") else scope
+    if not isinstance(scope, str) or scope not in SCOPES:
+        raise InputError(f"got {scope!r}; expected one of {', '.join(SCOPES)}", where=where, key="scope")
     model.check_keys(raw, where, also=BASE_KEYS)
     params = {k: convert_param(model.params[k], v, where) for k, v in raw.items() if k not in BASE_KEYS}
     for name, p in model.params.items():
@@ -131,4 +139,4 @@ def normalize(
                 raise InputError(f"missing required parameter of {model.name} ({p.help or p.kind.__name__})", where=where, key=name)
             params[name] = p.default
     arch = arch if isinstance(arch, Arch) else str(arch)
-    return Case(index, None if cid is None else str(cid), arch, model.name, dtype, params, model)
+    return Case(index, None if cid is None else str(cid), arch, model.name, dtype, params, model, scope)

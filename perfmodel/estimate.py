@@ -1,6 +1,6 @@
 """The time estimator: `Work` on an `Arch` -> `Estimate`, vectorised over a batch of shapes.
 
-time = launch overhead + the largest of
+time = launch overhead + the timing scope's overhead (events, host; none for kernel) + the largest of
   - compute terms: FLOPs / achievable rate of the pipe (matrix pipes at the clock they sustain
     under load, from the archspec's measurements), stretched by wave quantization over the CUs
     (under-filled grids; tiled kernels that fill the GPU are balanced by stream-K);
@@ -28,14 +28,17 @@ from perfmodel.vocab import (
     DEVICE_MEMORY,
     FILL,
     GLOBAL_PATH,
+    INT,
     LATENCY,
     LAUNCH,
     MATRIX_PIPES,
     PER_CU_LEVELS,
+    SCOPES,
     bound_label,
     compute_term,
     flop_key,
     memory_term,
+    overhead_term,
     split_flop_key,
 )
 from perfmodel.work import Work
@@ -196,6 +199,21 @@ def achievable_rates(arch: Arch) -> tuple[dict[str, float], dict[str, float]]:
     return ach, peak
 
 
+def platform(arch: Arch) -> str:
+    """The software stack of a GPU: ``cuda`` for NVIDIA parts, ``rocm`` for AMD ones."""
+    return "cuda" if str(arch.vendor).upper() == "NVIDIA" else "rocm"
+
+
+def scope_overhead_s(arch: Arch, scope: str) -> float:
+    """Seconds a timing scope adds to the kernel's own duration on this GPU's platform
+    (model_constants.yaml ``scope_overhead``): 0 for ``kernel``."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
+    if scope == "kernel":
+        return 0.0
+    return constants()["scope_overhead"][platform(arch)][scope]["value"] * 1e-6
+
+
 def latency_s(arch: Arch, level: str) -> float:
     return constants()["latency_ns"].get(level, {"value": 338})["value"] * 1e-9
 
@@ -258,7 +276,7 @@ def _quantization(grid: np.ndarray, cus: int, work: Work) -> np.ndarray:
 
 # --- the estimate -------------------------------------------------------------------------
 def _shape(work: Work) -> tuple:
-    arrays = [np.asarray(v) for d in (work.flops, work.bytes_read, work.bytes_write) for v in d.values()]
+    arrays = [np.asarray(v) for d in (work.flops, work.iops, work.bytes_read, work.bytes_write) for v in d.values()]
     return np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else ()
 
 
@@ -281,6 +299,37 @@ def _compute_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, fi
         f = np.asarray(f, dtype=float)
         terms.time[t] = f / (rate * q)
         terms.naive[t] = f / peak
+
+
+def _integer_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, notes: list[str]) -> None:
+    """Integer VALU ops, one term per pipe (``compute:valu:int``): the op classes issue one
+    after another on the same VALU, so their times add: sum of ops / the spec's integer rate of
+    each class, stretched by wave quantization like the FLOP terms. The naive roofline uses the
+    same theoretical rates. A class without a rate in the spec is not timed, and a note says so."""
+    by_pipe: dict[str, list[tuple[str, np.ndarray]]] = {}
+    for key, n in work.iops.items():
+        pipe, op = split_flop_key(key)
+        by_pipe.setdefault(pipe, []).append((op, np.asarray(n, dtype=float)))
+    for pipe, items in by_pipe.items():
+        secs, ops, srcs = 0.0, 0.0, []
+        for op, n in items:
+            peak = arch.peak_iops(pipe, op)
+            if peak is None:
+                if np.any(n > 0):
+                    notes.append(f"{arch.key} has no {pipe} {op} integer rate in its spec: those integer ops are not timed")
+                continue
+            secs = secs + n / peak
+            ops = ops + n
+            srcs.append(f"{op} {arch.int_rate(pipe, op).value:g} op/clk/CU")
+        if not srcs:
+            continue
+        t = compute_term(flop_key(pipe, INT))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eff = np.where(np.asarray(secs) > 0, ops / np.where(np.asarray(secs) > 0, secs, 1.0), 0.0)
+        used.rate[t] = used.peak[t] = eff
+        used.provenance[t] = f"theoretical integer rates ({', '.join(srcs)}), summed per op class; integer ops, not FLOPs"
+        terms.time[t] = secs / q
+        terms.naive[t] = secs
 
 
 def _memory_terms(
@@ -352,10 +401,13 @@ def _timed_terms(work: Work, shape, terms: _Terms) -> None:
         terms.latency_limited[t] = lat > secs - lat
 
 
-def _bound(terms: _Terms, shape, launch: float | None, fill) -> tuple[np.ndarray, np.ndarray]:
+def _bound(
+    terms: _Terms, shape, launch: float | None, fill, overhead: tuple[str, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(bound class, time) per point: the largest term, ``latency`` when Little's law capped
     it or the serial memory latencies (``fill``, added to the body) exceed it, ``launch`` when
-    the launch overhead exceeds both."""
+    the fixed costs (launch overhead plus the timing scope's ``overhead``, both added) exceed
+    both."""
     names = list(terms.time)
     idx, body = largest_term([np.broadcast_to(terms.time[n], shape) for n in names])
     # bound classes as integer codes into `labels` (fast on large batches), strings at the end
@@ -368,18 +420,28 @@ def _bound(terms: _Terms, shape, launch: float | None, fill) -> tuple[np.ndarray
     if np.any(fill > 0):
         terms.time[FILL] = np.array(fill)
         code[fill > body] = len(names)
-    if launch is None:
+    fixed = 0.0
+    if launch is not None:
+        terms.time[LAUNCH] = np.full(shape, launch)
+        fixed += launch
+    if overhead is not None and overhead[1] > 0:
+        terms.time[overhead[0]] = np.full(shape, overhead[1])
+        fixed += overhead[1]
+    if launch is None and (overhead is None or overhead[1] <= 0):
         return np.array(labels)[code], body + fill
-    terms.time[LAUNCH] = np.full(shape, launch)
-    code[(launch > body) & (launch > fill)] = len(names) + 1
-    return np.array(labels)[code], body + fill + launch
+    code[(fixed > body) & (fixed > fill)] = len(names) + 1
+    return np.array(labels)[code], body + fill + fixed
 
 
-def estimate(work: Work, arch: Arch, include_launch: bool = True, first_principles: bool = False) -> Estimate:
+def estimate(
+    work: Work, arch: Arch, include_launch: bool = True, first_principles: bool = False, scope: str = "kernel"
+) -> Estimate:
     """Time a batch of `Work` on `arch`: every term, bound class, naive roofline, headroom.
 
     ``first_principles=True`` times it from theoretical peaks and the generic efficiencies only
-    (no per-GPU benchmark ceiling or clock): the estimate for held-out data.
+    (no per-GPU benchmark ceiling or clock): the estimate for held-out data. ``scope`` is what
+    the time covers (see `perfmodel.vocab.SCOPES`): ``events`` and ``host`` add their overhead
+    as the term ``overhead:<scope>``; the naive roofline never includes it.
     """
     shape = _shape(work)
     occ = occupancy(arch, work, shape)
@@ -387,6 +449,7 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, first_principl
     terms = _Terms()
     notes = list(work.notes)
     _compute_terms(work, arch, occ["quantization"], used, terms, first_principles)
+    _integer_terms(work, arch, occ["quantization"], used, terms, notes)
     _dependent_chain(work, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles)
     _timed_terms(work, shape, terms)
@@ -395,7 +458,8 @@ def estimate(work: Work, arch: Arch, include_launch: bool = True, first_principl
         terms.naive[NO_WORK] = np.zeros(shape)
     L = work.launch
     fill = np.asarray(L.serial_latencies if L else 0.0, dtype=float) * latency_s(arch, arch.memory_level)
-    bound, time_s = _bound(terms, shape, arch.launch_overhead_s if include_launch else None, fill)
+    overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
+    bound, time_s = _bound(terms, shape, arch.launch_overhead_s if include_launch else None, fill, overhead)
     nnames = list(terms.naive)
     nidx, nbody = largest_term([np.broadcast_to(terms.naive[n], shape) for n in nnames])
     nlabels = np.array([bound_label(n) for n in nnames])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -51,10 +51,13 @@ class Prediction:
     wgs_per_cu: int = 0
     notes: str | None = None
     id: str | None = None
+    scope: str = "kernel"  # what time_s covers: the kernel, device events around it, or a host clock
     packed: frozenset[str] = frozenset()  # FLOP keys issued as packed VALU instructions
     # p10 and p90 of predicted/measured time on held-out measurements of this family
     # (perfmodel/error_bands.yaml): the measured time is likely within time / p90 .. time / p10
     band: tuple[float, float] = (1.0, 1.0)
+    # integer VALU ops per "pipe:<op class>" (timed, never FLOPs); empty for most kernels
+    iops_by: dict[str, float] = field(default_factory=dict)
 
     # --- derived quantities ------------------------------------------------------------------
     @property
@@ -98,6 +101,10 @@ class Prediction:
         """FLOPs or bytes behind one term (None for ``launch``)."""
         kind, key = split_term(term)
         if kind == "compute":
+            if key.endswith(":int") and key not in self.flops_by:  # a pipe's integer ops, all classes
+                pipe = key.split(":")[0]
+                ops = [v for k, v in self.iops_by.items() if k.split(":")[0] == pipe]
+                return sum(ops) if ops else None
             return self.flops_by.get(key)
         if kind == "memory":
             return self.bytes.get(key)
@@ -126,6 +133,7 @@ class Prediction:
             "arch": self.arch,
             "kernel": self.kernel,
             "dtype": self.dtype,
+            "scope": self.scope,
             "shape": self.shape,
             "time_us": t * 1e6,
             "time_band_us": [t / hi * 1e6, t / lo * 1e6],
@@ -145,6 +153,8 @@ class Prediction:
         }
         if self.id is not None:
             row = {"id": self.id, **row}
+        if self.iops_by:  # only kernels with integer work carry it (other rows are unchanged)
+            row["iops_by"] = self.iops_by
         if self.notes:
             row["notes"] = self.notes
         return row
@@ -185,8 +195,10 @@ class Prediction:
             wgs_per_cu=first.wgs_per_cu,
             notes=first.notes,
             id=first.id,
+            scope=first.scope,
             packed=first.packed,
             band=first.band,
+            iops_by=add("iops_by"),
         )
 
 
@@ -194,7 +206,7 @@ class Prediction:
 def _group_key(c: Case) -> tuple:
     cats = tuple((n, c.params[n]) for n in c.model.categorical)
     nones = tuple(n for n in c.model.numeric if c.params[n] is None)
-    return (c.arch, c.kernel, c.dtype, cats, nones)
+    return (c.arch, c.kernel, c.dtype, cats, nones, c.scope)
 
 
 def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str | None = None):
@@ -222,9 +234,9 @@ def evaluate(
         groups[_group_key(c)].append(c)
     out: list[Prediction | None] = [None] * len(cases)
     pos = {id(c): i for i, c in enumerate(cases)}
-    for (arch_key, _kernel, dtype, cats, nones), members in groups.items():
+    for (arch_key, _kernel, dtype, cats, nones, scope), members in groups.items():
         try:
-            preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm)
+            preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm, scope)
         except InputError as e:
             if problems is None:
                 raise
@@ -237,7 +249,9 @@ def evaluate(
     return [p for p in out if p is not None]
 
 
-def _evaluate_group(members: list[Case], arch_key, dtype: str, cats, nones, first_principles: bool, warm: bool):
+def _evaluate_group(
+    members: list[Case], arch_key, dtype: str, cats, nones, first_principles: bool, warm: bool, scope: str = "kernel"
+):
     """The predictions of cases that share arch, kernel, dtype and text parameters: one
     vectorised model call and one estimate."""
     from perfmodel.models.traffic import warm_caches
@@ -253,7 +267,7 @@ def _evaluate_group(members: list[Case], arch_key, dtype: str, cats, nones, firs
         params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
     with warm_caches(warm):
         work = run_model(model, params, arch, dtype, where=first.where)
-    return batch_predictions(estimate(work, arch, first_principles=first_principles), members)
+    return batch_predictions(estimate(work, arch, first_principles=first_principles, scope=scope), members)
 
 
 def _list(x, n: int) -> list:
@@ -290,6 +304,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
         "write": {lv: _list(b, n) for lv, b in work.bytes_write.items()},
         "bytes": {lv: _list(b, n) for lv, b in work.bytes.items()},
         "flops": {k: _list(v, n) for k, v in work.flops.items()},
+        "iops": {k: _list(v, n) for k, v in work.iops.items()},
         "terms": {k: _list(v, n) for k, v in est.terms.items()},
     }
     time_s, bound = _list(est.time_s, n), _list(est.bound, n)
@@ -314,6 +329,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 time_s=time_s[i],
                 bound=bound[i],
                 flops_by={k: v[i] for k, v in cols["flops"].items()},
+                iops_by={k: v[i] for k, v in cols["iops"].items()},
                 bytes_read={k: v[i] for k, v in cols["read"].items()},
                 bytes_write={k: v[i] for k, v in cols["write"].items()},
                 bytes={k: v[i] for k, v in cols["bytes"].items()},
@@ -327,6 +343,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 wgs_per_cu=int(wgs[i]),
                 notes=_too_big(notes, written[i], capacity, mem),
                 id=c.id,
+                scope=c.scope,
                 packed=packed,
                 band=band,
             )
@@ -348,18 +365,20 @@ def normalize_all(
     source: str | None = None,
     kernel: str | None = None,
     problems: list | None = None,
+    scope: str | None = None,
 ) -> list[Case]:
     """Validate raw cases; with several archs each case is expanded once per arch.
 
     ``problems``: a list to collect the `InputError` of every invalid case instead of raising
-    at the first; the valid cases are returned.
+    at the first; the valid cases are returned. ``scope``: the timing scope of cases that do
+    not give their own (default ``kernel``).
     """
     out: list[Case] = []
     for i, raw in enumerate(raws):
         targets = archs if archs and len(archs) > 1 and "arch" not in raw else [archs[0] if archs else None]
         for a in targets:
             try:
-                out.append(normalize(raw, i, a, dtype, source, kernel))
+                out.append(normalize(raw, i, a, dtype, source, kernel, scope))
             except InputError as e:
                 if problems is None:
                     raise
@@ -415,15 +434,17 @@ def predict(
     dtype: str | None = None,
     cases: Iterable[dict] | None = None,
     warm: bool = False,
+    scope: str | None = None,
     **params: Any,
 ) -> Predictions:
     """Predict one case (``predict("gemm", "mi300x", m=4096, n=4096, k=4096)``) or many.
 
     ``arch`` may be a list for a side-by-side comparison. ``cases`` is an iterable of case dicts
     (keys as on the command line). ``warm=True`` models the steady state of a repeated kernel
-    whose inputs fit a cache; the default is a single cold run.
+    whose inputs fit a cache; the default is a single cold run. ``scope``: what the time
+    covers, ``kernel`` (default), ``events`` or ``host`` (see docs/usage.md).
     """
     archs = [arch] if isinstance(arch, (str, Arch)) else list(arch)
     raws = list(cases) if cases is not None else [dict(params, kernel=kernel)]
-    return Predictions(evaluate(normalize_all(raws, archs, dtype, kernel=kernel), warm=warm))
+    return Predictions(evaluate(normalize_all(raws, archs, dtype, kernel=kernel, scope=scope), warm=warm))
 

@@ -16,6 +16,7 @@ PREDICT_COLUMNS = [
     "arch",
     "kernel",
     "dtype",
+    "scope",
     "shape",
     "time_us",
     "likely_us",
@@ -34,10 +35,14 @@ def shape_text(shape: dict) -> str:
 
 
 def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]]:
-    """Compact rows for table/md/csv: the shape as one text cell; terms only with ``detail``."""
+    """Compact rows for table/md/csv: the shape as one text cell; terms only with ``detail``;
+    the timing scope only where some row is not kernel-scoped."""
     out = []
+    scoped = any(r.get("scope", "kernel") != "kernel" for r in rows)
     for r in rows:
         t = {k: r.get(k) for k in PREDICT_COLUMNS if k in r or k == "tile"}
+        if not scoped:
+            t.pop("scope", None)
         t.pop("likely_us", None)
         t["shape"] = shape_text(r["shape"])
         lo, hi = r["time_band_us"]

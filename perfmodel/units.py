@@ -24,6 +24,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "B/clk": ("bytes_per_clk", 1.0),
     # compute
     "flop/clk/cu": ("flops_per_clk", 1.0),
+    "op/clk/cu": ("iops_per_clk", 1.0),  # integer ops (one lane of one instruction) per clock per CU
     "FLOP/s": ("flop_rate", 1.0),
     "GFLOP/s": ("flop_rate", 1e9),
     "TFLOP/s": ("flop_rate", 1e12),

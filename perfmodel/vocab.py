@@ -6,7 +6,10 @@ comparison and the plots. A term key says what one time term of an estimate meas
 
 - ``compute:<pipe>:<dtype>`` - FLOPs on one pipe in one dtype (``compute:mfma:bf16``);
 - ``memory:<level>`` - bytes through one memory level (``memory:hbm``);
-- ``launch`` - the fixed cost of launching the kernel.
+- ``launch`` - the fixed cost of launching the kernel;
+- ``overhead:<scope>`` - what a timing scope adds to the kernel's own duration (``overhead:events``:
+  the submission gap of back-to-back launches timed by device events; ``overhead:host``: eager
+  framework dispatch, launch and synchronize under a host wall clock). Bound class ``launch``.
 
 A bound class is the term that limits the time, with the dtype dropped from compute terms
 (``compute:mfma``), or ``latency`` (too few bytes in flight to reach a bandwidth), ``launch``,
@@ -34,6 +37,19 @@ DTYPE_BYTES: dict[str, float] = {
 }
 DTYPES = tuple(DTYPE_BYTES)
 
+INT = "int"  # the FLOP-key dtype of a pipe's integer term: ``compute:valu:int`` (ops, not FLOPs)
+
+# --- integer VALU op classes (rates in archspec `pipes.valu.int`, op/clk/cu) ---------------------
+# Integer work is timed as a compute term (``compute:valu:<class>``) but never counted as FLOPs:
+# rocprof's counters report it as integer ops (iops), one op per lane of one instruction.
+INT_OPS: dict[str, str] = {
+    "int32": "32-bit integer add/sub/logic/shift/compare (v_add_u32, v_and_b32, v_lshlrev_b32)",
+    "int32_mul": "32-bit integer multiply (v_mul_lo_u32, v_mul_hi_u32, v_mul_lo_i32)",
+    "int24": "24-bit multiply and multiply-add (v_mul_u32_u24, v_mad_u32_u24, v_mad_i32_i24)",
+    "int16": "16-bit add/mul/multiply-add, one value per lane (v_add_u16, v_mul_lo_u16, v_mad_u16)",
+    "int16_packed": "packed 16-bit (v_pk_add_u16, v_pk_mul_lo_u16, v_pk_mad_u16): each half is one op",
+}
+
 # --- memory levels -----------------------------------------------------------------------------
 LEVELS = ("lds", "l1", "l2", "mall", "hbm", "vram")
 DEVICE_MEMORY = ("hbm", "vram")  # HBM on Instinct and the NVIDIA parts, GDDR "vram" on Radeon
@@ -48,6 +64,18 @@ LAUNCH = "launch"
 LATENCY = "latency"
 FILL = "fill"  # the term of serial memory latencies (pipeline fill and drain); bound class latency
 UNKNOWN = "unknown"
+OVERHEAD = "overhead"
+
+# --- timing scopes -----------------------------------------------------------------------------
+# What a measured time covers (the case key ``scope``): ``kernel`` the GPU kernel duration a
+# profiler reports; ``events`` device events around one call or a loop of calls; ``host`` a wall
+# clock around one eager framework op plus a synchronize.
+SCOPES = ("kernel", "events", "host")
+
+
+def overhead_term(scope: str) -> str:
+    """The time term a timing scope adds: ``"host"`` -> ``"overhead:host"``."""
+    return f"{OVERHEAD}:{scope}"
 
 
 def flop_key(pipe: str, dtype: str) -> str:
@@ -83,9 +111,11 @@ def is_compute(term: str) -> bool:
 
 def bound_label(term: str) -> str:
     """The bound class of a term: ``compute:mfma:bf16`` -> ``compute:mfma``; ``fill`` ->
-    ``latency``; others unchanged."""
+    ``latency``; ``overhead:<scope>`` -> ``launch``; others unchanged."""
     if term == FILL:
         return LATENCY
+    if term.startswith(OVERHEAD + ":"):
+        return LAUNCH
     if is_compute(term):
         return f"{COMPUTE}:{split_flop_key(split_term(term)[1])[0]}"
     return term

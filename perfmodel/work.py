@@ -82,6 +82,9 @@ class Work(LevelBytes):
     # on the matrix pipe, then max/exp/sum on the VALU and SFU, then PV): a wave cannot overlap
     # them with each other; only other waves on the same SIMD can fill the gaps (the estimator)
     dependent: set[str] = field(default_factory=set)
+    # integer VALU ops per "pipe:<op class>" (perfmodel.vocab.INT_OPS): timed as compute terms
+    # at the spec's integer rates, never counted as FLOPs
+    iops: dict[str, Any] = field(default_factory=dict)
 
     @property
     def total_flops(self):
@@ -91,6 +94,10 @@ class Work(LevelBytes):
     def add_flops(self, pipe: str, dtype: str, n) -> None:
         k = flop_key(pipe, dtype)
         self.flops[k] = self.flops.get(k, 0.0) + n
+
+    def add_iops(self, pipe: str, op: str, n) -> None:
+        k = flop_key(pipe, op)
+        self.iops[k] = self.iops.get(k, 0.0) + n
 
     def add_bytes(self, level: str, read=0.0, write=0.0) -> None:
         self.bytes_read[level] = self.bytes_read.get(level, 0.0) + read

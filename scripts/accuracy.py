@@ -225,7 +225,8 @@ def predict_points(pts: list[dict], cal: dict) -> list[dict]:
             r["coverage"] = "not covered: " + ", ".join(sorted(extras - APPROXIMATE_EXTRAS))
             continue
         try:
-            case = normalize_all([dict(e["case"])], [e["arch"]])[0]
+            # predicted with the point's timing scope: events and host add their overhead term
+            case = normalize_all([dict(e["case"])], [e["arch"]], scope=e.get("scope", "kernel"))[0]
         except Exception as exc:  # the model cannot represent the case: counted, never dropped
             r["coverage"] = f"not covered: {type(exc).__name__}: {str(exc)[:120]}"
             continue

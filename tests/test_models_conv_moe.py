@@ -64,11 +64,94 @@ def test_moe_flops_exact():
     # tokens=1, experts=4, topk=4: all 4 experts touched, 1 row each; hidden=8, inter=16
     # router 2*1*4*8 = 64; up+gate 2*4*1*32*8 = 2048; down 2*4*1*8*16 = 1024 -> 3136
     # sfu: router exp 1*4 + SiLU (exp, rcp) 2*4*16 = 132
-    # valu: router 4*4 + SiLU*up 3*4*16 + combine 2*4*8 = 16 + 192 + 64 = 272
+    # valu: router 4*4 + SiLU (x*-log2e, 1+e, x*r) and *up 4*4*16 + combine 2*4*8 = 16 + 256 + 64 = 336
     w = run("moe", tokens=1, experts=4, topk=4, hidden=8, inter=16)
     assert float(w.flops["mfma:bf16"][0]) == pytest.approx(3136.0)
     assert float(w.flops["sfu:fp32"][0]) == pytest.approx(132.0)
+    assert float(w.flops["valu:fp32"][0]) == pytest.approx(336.0)
+
+
+def run_cat(kernel, cats, dtype="bf16", **kw):
+    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
+    return get_model(kernel).fn({**p, **cats}, A, dtype)
+
+
+MOE = dict(tokens=1, experts=4, topk=4, hidden=8, inter=16)
+
+
+def test_moe_ungated_is_a_plain_up_projection():
+    # gated=false: up N = inter -> 2*4*1*16*8 = 1024 (not 2048); router 64 + down 1024 -> 2112
+    w = run_cat("moe", {"gated": False}, **MOE)
+    assert float(w.flops["mfma:bf16"][0]) == pytest.approx(2112.0)
+    # SiLU alone: 3 valu per element (no gating multiply): 16 + 3*4*16 + 64 = 272
     assert float(w.flops["valu:fp32"][0]) == pytest.approx(272.0)
+    g = run_cat("moe", {"gated": True}, **MOE)
+    assert float(g.bytes["hbm"][0]) > float(w.bytes["hbm"][0])  # the gate weights are read too
+
+
+@pytest.mark.parametrize("act", ["silu", "gelu", "gelu_tanh", "relu"])
+def test_moe_activation_counts(act):
+    from perfmodel.models.moe import ACTIVATIONS
+
+    valu, sfu = ACTIVATIONS[act]
+    w = run_cat("moe", {"activation": act}, **MOE)
+    # router: 4 exp + 16 valu; activation on 4*16 elements, gated (+1 multiply); combine 64 valu
+    assert float(w.flops["sfu:fp32"][0]) == pytest.approx(4 + sfu * 64)
+    assert float(w.flops["valu:fp32"][0]) == pytest.approx(16 + (valu + 1) * 64 + 64)
+    assert float(w.flops["mfma:bf16"][0]) == pytest.approx(3136.0)  # the GEMMs do not change
+
+
+def test_moe_activation_costs_are_ordered():
+    from perfmodel.models.moe import ACTIVATIONS
+
+    cost = {a: v + 4 * s for a, (v, s) in ACTIVATIONS.items()}  # an SFU op is at least a quarter-rate op
+    assert cost["relu"] < cost["silu"] < cost["gelu_tanh"] < cost["gelu"]
+
+
+def test_moe_out_dtype_sets_the_bytes_written():
+    big = dict(tokens=64, experts=8, topk=2, hidden=1024, inter=2048)
+    w32 = run_cat("moe", {"out_dtype": "fp32"}, **big)
+    w16 = run_cat("moe", {"out_dtype": "bf16"}, **big)
+    auto = run_cat("moe", {}, **big)
+    assert float(w16.bytes["hbm"][0]) == pytest.approx(float(auto.bytes["hbm"][0]))  # bf16 writes bf16
+    # fp32: the activation (128 x 2048) and expert outputs (128 x 1024) written at 4 B, and the
+    # combine reads the expert outputs back at 4 B: at least 2 B x (128*2048 + 2*128*1024) more
+    extra = 2.0 * (128 * 2048 + 2 * 128 * 1024)
+    assert float(w32.bytes["hbm"][0]) >= float(w16.bytes["hbm"][0]) + 0.99 * extra
+
+
+def test_moe_scaling_matches_gemm_scaling():
+    from perfmodel.models import gemm_tiling
+    from perfmodel.work import Work
+
+    big = dict(tokens=4096, experts=8, topk=2, hidden=4096, inter=1024)
+    base = run_cat("moe", {}, dtype="fp8", **big)
+    blk = run_cat("moe", {"scaling": "block"}, dtype="fp8", **big)
+    # the rescaling FLOPs are exactly those of the two expert GEMMs scaled alone
+    ref = Work()
+    et = 8.0 * (1 - (1 - 2 / 8) ** 4096)
+    m = 4096 * 2 / et
+    for n, k in ((2 * 1024, 4096), (4096, 1024)):
+        gemm_tiling.add_scaling(ref, A, "mfma", *(np.atleast_1d(float(x)) for x in (m, n, k, et)), "block")
+    extra = float(blk.flops["valu:fp32"][0]) - float(base.flops["valu:fp32"][0])
+    assert extra == pytest.approx(float(ref.flops["valu:fp32"][0]))
+    assert float(blk.bytes["hbm"][0]) > float(base.bytes["hbm"][0])  # the scales are read
+    assert "valu:fp32" in blk.dependent and "mfma:fp8" in blk.dependent
+
+
+@pytest.mark.parametrize(
+    "word,key",
+    [("activation=swish", "activation"), ("gated=maybe", "gated"), ("out_dtype=fp64", "out_dtype"), ("scaling=row", "scaling")],
+)
+def test_moe_bad_keys_are_one_line_errors(word, key):
+    from click.testing import CliRunner
+
+    from perfmodel.cli.main import cli
+
+    r = CliRunner().invoke(cli, ["predict", "moe", "tokens=8", "experts=8", "topk=2", "hidden=64", "inter=64", word])
+    assert r.exit_code == 2
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and "case 1" in lines[0] and key in lines[0]
 
 
 def test_moe_touched_experts_and_weight_bytes():

@@ -84,8 +84,10 @@ def test_mixbench_bound_and_explanation(mix):
     r = next(r for r in mix.rows if "benchmark_func" in r["kernel"] and _elem(r["kernel"]) == ("double", 512))
     assert r["bound"] == r["measured_bound"] == "compute:valu"
     assert "compute:valu:fp64" in r["explain"] and r["explaining_term"] == "compute:valu:fp64"
+    # integer kernels are timed at the spec's integer rates (compute:valu:int), never as FLOPs
     r = next(r for r in mix.rows if "benchmark_func" in r["kernel"] and _elem(r["kernel"]) == ("int", 512))
-    assert "integer" in r["explain"]
+    assert r["bound"] == r["measured_bound"] == "compute:valu" and r["explaining_term"] == "compute:valu:int"
+    assert "Tops/s" in r["explain"] and r["predicted_flops"] == 0
 
 
 def test_vcopy_identified_and_predicted():

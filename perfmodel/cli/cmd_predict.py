@@ -59,6 +59,14 @@ class PredictCommand(click.Command):
 @click.option("--cases", "cases_file", type=click.Path(dir_okay=False), default=None, help="A YAML list or JSON lines of cases.")
 @click.option("--suite", is_flag=True, help="Run the built-in suite of realistic cases (kernels/suite.yaml).")
 @click.option("--warm", is_flag=True, help="Steady state of a repeated kernel: inputs that fit a cache are served from it (default: one cold run).")
+@click.option(
+    "--scope",
+    type=click.Choice(["kernel", "events", "host"]),
+    default=None,
+    help="What the time covers: the GPU kernel (default), device events around a call (adds the back-to-back "
+    "submission gap), or a host wall clock around an eager op plus synchronize (adds dispatch, launch, sync). "
+    "A case's own scope= key wins.",
+)
 @click.option("--keep-going", is_flag=True, help="Predict every valid case and write its row; report the invalid ones on stderr (exit status 2 if any).")
 @click.option("--terms", is_flag=True, help="Table/csv/md: add every time term and the bytes per level.")
 @click.option(
@@ -78,7 +86,7 @@ class PredictCommand(click.Command):
 @click.option("--all-levels", is_flag=True, help="With -o roofline: a marker at every memory level, not only the binding one.")
 @format_option
 @output_option
-def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, keep_going, terms, plot, chart, all_levels, fmt, output) -> None:
+def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_going, terms, plot, chart, all_levels, fmt, output) -> None:
     """Predict time, bound class and headroom from a kernel's shape.
 
     \b
@@ -128,7 +136,7 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, keep_
     # only re-walk them (a third of the run time on 100k cases); reference counting frees them
     gc.disable()
     problems: list[InputError] = []
-    cases = normalize_all(raws, arch_list or [DEFAULT_ARCH], dtype, source=source, problems=problems)
+    cases = normalize_all(raws, arch_list or [DEFAULT_ARCH], dtype, source=source, problems=problems, scope=scope)
     preds = _evaluate(cases, warm, problems)
     problems.sort(key=lambda e: getattr(e, "index", 0))
     skipped = [e for e in problems if suite and e.key == "dtype"]  # the suite on a GPU without that dtype

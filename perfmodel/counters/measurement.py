@@ -71,7 +71,8 @@ class Measurement(LevelBytes):
         """The term closest to its peak: ``memory:<level>`` or ``compute:<pipe>``.
 
         ``peaks`` maps a level to bytes/s and/or a ``"pipe:dtype"`` to FLOP/s (from the arch
-        spec, supplied by the caller). Without peaks or a usable time there is no answer;
+        spec, supplied by the caller), and may map an integer counter key (``"valu:int32"``) to
+        integer op/s. Without peaks or a usable time there is no answer;
         ``unknown`` when it cannot be decided (negative amounts, or no FLOP counter measured).
         """
         if not peaks or self.time_s is None or self.time_s <= 0:
@@ -85,7 +86,8 @@ class Measurement(LevelBytes):
             peak = peaks.get(lv)
             if peak and bw / peak > best_u:
                 best, best_u = f"{MEMORY}:{lv}", bw / peak
-        for key, n in self.flops.items():
+        # FLOPs, and integer ops where the caller gives an integer peak ("valu:int32" -> op/s)
+        for key, n in [*self.flops.items(), *self.iops.items()]:
             peak = peaks.get(key)
             if peak and n / self.time_s / peak > best_u:
                 best, best_u = f"{COMPUTE}:{split_flop_key(key)[0]}", n / self.time_s / peak

@@ -17,9 +17,20 @@ operations per scalar lane (mixbench's own ``computations`` count), and ``sizeof
 workgroups = work-items / block).
 
 Integer types (``int``, ``short``) do integer multiply-adds. rocprof's counters report those as
-integer VALU ops (``iops:valu:int32``), never as FLOPs, so this model reports no FLOPs for them
-(the same convention) and keeps their integer op count in a note; the time estimate then has
-no compute term for them, because the arch specs carry no VALU integer rate.
+integer VALU ops (``iops:valu:int32``: one per lane per instruction), never as FLOPs, so this
+model reports no FLOPs for them (the same convention); it counts them as integer ops
+(`Work.iops`), timed at the spec's integer rates (``pipes.valu.int``) where it has them:
+
+- ``int``: CDNA has no full-width 32-bit integer multiply-add (v_mad_u32_u24 takes 24-bit
+  operands, which ``x * x`` cannot be proven to fit), so each multiply-add is a v_mul_lo_u32
+  (op class ``int32_mul``) and a v_add_u32 (``int32``): ``compute_iters + 1/2`` of each per
+  element. The MI210 counters agree: 2 INT32 instructions per element per iteration.
+- ``short``: one 16-bit multiply-add (v_mad_u16, op class ``int16``) per multiply-add: an
+  assumption about the code the compiler emits (tag A), unchecked by a counter run with
+  ``compute_iters > 0``.
+
+Address arithmetic (a few integer instructions per element, also in the float kernels) is
+not counted.
 """
 
 from __future__ import annotations
@@ -33,6 +44,9 @@ from perfmodel.models import streaming_common as sc
 from perfmodel.models import traffic
 from perfmodel.models.registry import Param, floats, identifies, register
 from perfmodel.work import Launch, Work
+
+# integer template type -> integer op classes (perfmodel.vocab.INT_OPS) issued per multiply-add
+INT_MAD = {"int": ("int32_mul", "int32"), "short": ("int16",)}
 
 # template type -> (bytes per element, scalar lanes per element, VALU dtype or None for integers)
 ELEM = {
@@ -92,9 +106,12 @@ def mixbench(p: dict, arch, dtype: str) -> Work:
                 "(rocprof's VALU counters count it once)"
             )
     else:
+        mads = ops / 2.0  # multiply-adds per element x elements
+        for op in INT_MAD[elem]:
+            w.add_iops("valu", op, mads)
         w.notes.append(
-            f"mixbench {elem}: {float(np.max(ops)):.4g} integer ops are integer VALU work "
-            "(counted as iops, not FLOPs; no VALU integer rate in the spec, so not timed)"
+            f"mixbench {elem}: integer multiply-adds as {' + '.join(INT_MAD[elem])} integer VALU ops "
+            "(iops, not FLOPs), timed at the spec's integer rates"
         )
     read = n * size
     traffic.add_stream(w, arch, read, np.zeros_like(read), read)

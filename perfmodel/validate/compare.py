@@ -27,6 +27,7 @@ from perfmodel.prediction import Prediction
 from perfmodel.vocab import (
     COMPUTE,
     FILL,
+    INT,
     LAUNCH,
     MEMORY,
     compute_term,
@@ -57,6 +58,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def _fmt_rate(term: str, r: float) -> str:
+    if is_compute(term) and term.endswith(":" + INT):
+        return f"{r / 1e12:.3g} Tops/s"  # integer ops, not FLOPs
     return f"{r / 1e12:.3g} TFLOP/s" if is_compute(term) else f"{r / 1e9:.4g} GB/s"
 
 
@@ -67,6 +70,8 @@ def _pipe(term: str) -> str | None:
 
 def _what(term: str) -> str:
     kind, key = split_term(term)
+    if kind == COMPUTE and key.endswith(":" + INT):
+        return f"{key} integer ops"
     return f"{key} FLOPs" if kind == COMPUTE else f"{key.upper()} bytes"
 
 
@@ -135,6 +140,11 @@ def _has_flop_formulas(gfx: str) -> bool:
 
 def _measured_amount(m: Measurement, term: str, frac: Mapping[str, float], flops_missing: bool) -> float | None:
     kind, key = split_term(term)
+    if kind == COMPUTE and key.endswith(":" + INT):
+        # a pipe's integer term: the counters' 32-bit integer ops (16-bit ones count there too;
+        # the 64-bit ones are address arithmetic, which the models do not count)
+        got = m.iops.get(key[: -len(INT)] + "int32")
+        return None if got is None else got
     if kind == COMPUTE:
         if flops_missing:
             return None

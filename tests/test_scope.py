@@ -1,0 +1,118 @@
+"""The timing scope (case key `scope`, `--scope`): kernel | events | host, per-platform overheads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from perfmodel import predict
+from perfmodel.arch import load_arch
+from perfmodel.cli.main import cli
+from perfmodel.estimate import constants, platform, scope_overhead_s
+from perfmodel.vocab import SCOPES, bound_label, is_bound_label, overhead_term
+
+SMALL = dict(n=1024)
+BIG = dict(m=8192, n=8192, k=8192)
+
+
+def test_platform_from_vendor():
+    assert platform(load_arch("mi300x")) == "rocm"
+    assert platform(load_arch("rx7900xtx")) == "rocm"
+    assert platform(load_arch("h100")) == "cuda"
+    assert platform(load_arch("a100")) == "cuda"
+
+
+def test_every_overhead_is_sourced():
+    table = constants()["scope_overhead"]
+    assert set(table) == {"rocm", "cuda"}
+    for plat, scopes in table.items():
+        assert set(scopes) == {"events", "host"}, plat
+        for scope, q in scopes.items():
+            assert q["unit"] == "us" and q["value"] > 0, (plat, scope)
+            assert q["tag"] in ("R", "D", "A") and len(q["source"]) > 40, (plat, scope)
+        # a host wall clock includes a launch: it can never be cheaper than the events gap
+        assert scopes["host"]["value"] > scopes["events"]["value"]
+
+
+@pytest.mark.parametrize("arch", ["mi300x", "h100"])
+@pytest.mark.parametrize("scope", ["events", "host"])
+def test_scope_adds_exactly_its_overhead(arch, scope):
+    (k,) = predict("elementwise", arch, **SMALL)
+    (s,) = predict("elementwise", arch, scope=scope, **SMALL)
+    over = scope_overhead_s(load_arch(arch), scope)
+    want = constants()["scope_overhead"][platform(load_arch(arch))][scope]["value"] * 1e-6
+    assert over == pytest.approx(want)
+    assert s.time_s == pytest.approx(k.time_s + over)
+    assert s.terms_s[overhead_term(scope)] == pytest.approx(over)
+    assert overhead_term(scope) not in k.terms_s
+    assert s.roofline_time_s == k.roofline_time_s  # the naive roofline never includes it
+    assert s.bound == "launch" and k.scope == "kernel" and s.scope == scope
+    assert s.row()["scope"] == scope and s.row()["terms_us"][overhead_term(scope)] == pytest.approx(over * 1e6)
+
+
+def test_a_large_kernel_keeps_its_bound():
+    (k,) = predict("gemm", "mi300x", **BIG)
+    (h,) = predict("gemm", "mi300x", scope="host", **BIG)
+    assert h.bound == k.bound == "compute:mfma"
+    assert h.time_s - k.time_s == pytest.approx(scope_overhead_s(load_arch("mi300x"), "host"))
+
+
+def test_kernel_scope_is_the_default_and_unchanged():
+    (a,) = predict("gemm", "mi300x", **BIG)
+    (b,) = predict("gemm", "mi300x", scope="kernel", **BIG)
+    assert a.time_s == b.time_s and a.terms_s == b.terms_s and a.row()["scope"] == "kernel"
+
+
+def test_scopes_in_one_batch_are_kept_apart():
+    cases = [dict(kernel="elementwise", n=4096, scope=s, id=s) for s in SCOPES]
+    preds = predict(cases=cases, arch="mi300x")
+    by = {p.id: p for p in preds}
+    assert [p.scope for p in preds] == list(SCOPES)
+    assert by["kernel"].time_s < by["events"].time_s < by["host"].time_s
+
+
+def test_bound_label_of_overheads():
+    for s in ("events", "host"):
+        assert bound_label(overhead_term(s)) == "launch"
+    assert is_bound_label("launch")
+
+
+def _run(args):
+    return CliRunner().invoke(cli, args)
+
+
+def test_cli_scope_option_and_case_key():
+    r = _run(["predict", "elementwise", "n=1024", "--scope", "events", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.output)
+    assert row["scope"] == "events" and "overhead:events" in row["terms_us"]
+    # a case's own scope= wins over --scope
+    r = _run(["predict", "elementwise", "n=1024", "scope=host", "--scope", "events", "--format", "json"])
+    (row,) = json.loads(r.output)
+    assert row["scope"] == "host" and "overhead:events" not in row["terms_us"]
+    # the table shows a scope column only when some row is not kernel-scoped
+    plain = _run(["predict", "elementwise", "n=1024"]).output
+    scoped = _run(["predict", "elementwise", "n=1024", "--scope", "host"]).output
+    assert "scope" not in plain.splitlines()[2] and "scope" in scoped.splitlines()[2]
+
+
+@pytest.mark.parametrize("word", ["scope=wall", "scope=Kernel", "scope="])
+def test_bad_scope_is_one_error_line(word):
+    r = _run(["predict", "elementwise", "n=1024", word])
+    if word == "scope=":  # an empty value means the default
+        assert r.exit_code == 0
+        return
+    assert r.exit_code == 2
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: case 1") and "scope" in lines[0]
+
+
+def test_bad_scope_in_a_case_file(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("- {id: a, kernel: elementwise, n: 64, scope: device}\n")
+    r = _run(["predict", "--cases", str(f)])
+    assert r.exit_code == 2
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "(id a)" in lines[0] and "scope" in lines[0]
