@@ -13,27 +13,19 @@ quantization, no latency, no launch) is reported beside it, and headroom = roofl
 
 from __future__ import annotations
 
-import functools
-import re
-import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from perfmodel.arch import Arch
-from perfmodel.archspec import SpecValue
+from perfmodel.rates import bandwidth, compute_rate, constants, latency_s, scope_overhead_s
 from perfmodel.roofline import largest_term
 from perfmodel.vocab import (
-    DEVICE_MEMORY,
     FILL,
-    GLOBAL_PATH,
     INT,
     LATENCY,
     LAUNCH,
-    MATRIX_PIPES,
     PER_CU_LEVELS,
-    SCOPES,
     bound_label,
     compute_term,
     flop_key,
@@ -45,13 +37,6 @@ from perfmodel.work import Work
 
 # the one term of a kernel that does no work at all (neither FLOPs nor bytes)
 NO_WORK = compute_term("none")
-
-
-@functools.lru_cache(maxsize=1)
-def constants() -> dict:
-    from perfmodel.yamlio import load_yaml
-
-    return load_yaml(Path(__file__).parent / "model_constants.yaml", "the model constants", shipped=True)
 
 
 @dataclass
@@ -92,130 +77,6 @@ class Estimate:
     def tflops(self) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(self.time_s > 0, self.flops / self.time_s / 1e12, 0.0)
-
-
-# --- ceilings -----------------------------------------------------------------------------
-GEMM_LEVEL = re.compile(r"gemm|matmul|blas", re.IGNORECASE)
-
-
-def gemm_level_figures(arch: Arch, pipe: str) -> dict[str, SpecValue]:
-    """Measured matrix rates of whole GEMMs (library runs), per dtype: the first such entry.
-
-    Register-only MFMA microbenchmarks are roofline ceilings, but a library GEMM never reaches
-    them (operand traffic, power); only GEMM-level figures say what a GEMM achieves.
-    """
-    out: dict[str, SpecValue] = {}
-    for dtype in arch.pipes().get(pipe, []):
-        m = arch.achievable_flops(pipe, dtype)
-        if m is None:
-            continue
-        for q in [m, *m.extra.get("alternatives", [])]:
-            if GEMM_LEVEL.search(q.extra.get("benchmark", "")):
-                out[dtype] = q
-                break
-    return out
-
-
-def compute_rate(
-    arch: Arch, pipe: str, dtype: str, first_principles: bool = False, packed: bool = False
-) -> tuple[float, float, str]:
-    """(achievable FLOP/s, theoretical FLOP/s, provenance) for one (pipe, dtype).
-
-    Matrix pipes, in order of preference: a measured library-GEMM rate for this dtype; the same
-    arch's GEMM-level fraction of peak from its other dtypes; its measured clock under load x
-    matrix efficiency; the median GEMM-level fraction of peak over all shipped specs.
-    ``first_principles=True`` uses only the last: the estimate for held-out data.
-    """
-    c = constants()
-    if pipe == "sfu" and not arch.has("sfu", dtype):
-        peak = arch.peak_flops("valu", "fp32", plain=True)
-        return peak, peak, "no sfu rate in the spec: counted at the VALU fp32 rate"
-    peak = arch.peak_flops(pipe, dtype)
-    if pipe in MATRIX_PIPES:
-        generic = c["matrix_fraction_of_peak"]["value"]
-        if not first_principles:
-            figs = gemm_level_figures(arch, pipe)
-            if dtype in figs:
-                q = figs[dtype]
-                return q.value, peak, f"measured: {q.extra.get('benchmark', q.source)}"
-            if figs:
-                frac = statistics.median(q.value / arch.peak_flops(pipe, d) for d, q in figs.items())
-                return peak * frac, peak, f"{frac:.2f} of peak, as this GPU's measured GEMMs in {', '.join(figs)}"
-            clk = arch.clock_under_load(pipe)
-            if clk != arch.clock_hz:
-                eff = c["matrix_efficiency"]["value"]
-                rate = arch.rate(pipe, dtype).value * arch.cus * clk * eff
-                return rate, peak, f"theoretical at the measured clock {clk / 1e6:.0f} MHz x matrix efficiency {eff}"
-        return peak * generic, peak, f"{generic} of peak (median GEMM-level fraction over shipped specs)"
-    # VALU: general code issues unpacked / single-issue instructions; packed code the full rate
-    if packed:
-        return peak, peak, "full VALU rate (packed / dual-issue instructions)"
-    plain = arch.peak_flops(pipe, dtype, plain=True)
-    note = "plain (unpacked, single-issue) VALU rate" if plain != peak else "theoretical VALU rate"
-    return plain, peak, note
-
-
-def bandwidth(arch: Arch, level: str, first_principles: bool = False) -> tuple[float, float, str]:
-    """(achievable B/s, theoretical B/s, provenance) for one memory level.
-
-    A cache on the global-memory path is never slower than the level behind it: a memory-side
-    cache (MALL / Infinity Cache) that missed would still be served at device-memory speed. Where
-    the spec's figures say otherwise (a placeholder MALL bandwidth times the generic efficiency
-    below the HBM ceiling, MI355X), the outer level's ceiling is used and the provenance says so.
-    """
-    rate, peak, prov = _own_bandwidth(arch, level, first_principles)
-    path = [lv for lv in GLOBAL_PATH if lv in arch.levels]
-    if level in path and level not in DEVICE_MEMORY:
-        outer = path[path.index(level) + 1 :]
-        if outer:
-            o_rate, o_peak, _ = bandwidth(arch, outer[0], first_principles)
-            if o_rate > rate:
-                return o_rate, max(peak, o_peak), f"{prov}; below the {outer[0]} ceiling, so the {outer[0]} ceiling is used"
-    return rate, peak, prov
-
-
-def _own_bandwidth(arch: Arch, level: str, first_principles: bool) -> tuple[float, float, str]:
-    peak = arch.bandwidth(level)
-    q = arch.level(level)["bandwidth"]
-    placeholder = " (the spec's bandwidth is an assumption, tag A)" if q.tag == "A" else ""
-    m = None if first_principles else arch.achievable_bandwidth(level)
-    if m is not None:
-        return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}"
-    eff = constants()["bandwidth_efficiency"].get(level, {"value": 0.8})["value"]
-    return peak * eff, peak, f"theoretical x {eff} (median achievable fraction, model_constants.yaml){placeholder}"
-
-
-def achievable_rates(arch: Arch) -> tuple[dict[str, float], dict[str, float]]:
-    """(achievable, theoretical) rates of every roof, keyed like `Work`: level -> B/s,
-    ``"pipe:dtype"`` -> FLOP/s. What a measured kernel is held against."""
-    ach: dict[str, float] = {}
-    peak: dict[str, float] = {}
-    for pipe, dts in arch.pipes().items():
-        for dt in dts:
-            k = flop_key(pipe, dt)
-            ach[k], peak[k], _ = compute_rate(arch, pipe, dt)
-    for lv in arch.levels:
-        ach[lv], peak[lv], _ = bandwidth(arch, lv)
-    return ach, peak
-
-
-def platform(arch: Arch) -> str:
-    """The software stack of a GPU: ``cuda`` for NVIDIA parts, ``rocm`` for AMD ones."""
-    return "cuda" if str(arch.vendor).upper() == "NVIDIA" else "rocm"
-
-
-def scope_overhead_s(arch: Arch, scope: str) -> float:
-    """Seconds a timing scope adds to the kernel's own duration on this GPU's platform
-    (model_constants.yaml ``scope_overhead``): 0 for ``kernel``."""
-    if scope not in SCOPES:
-        raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
-    if scope == "kernel":
-        return 0.0
-    return constants()["scope_overhead"][platform(arch)][scope]["value"] * 1e-6
-
-
-def latency_s(arch: Arch, level: str) -> float:
-    return constants()["latency_ns"].get(level, {"value": 338})["value"] * 1e-9
 
 
 # --- occupancy ----------------------------------------------------------------------------

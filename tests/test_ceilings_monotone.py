@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from perfmodel.arch import arch_keys, load_arch
-from perfmodel.estimate import bandwidth
+from perfmodel.rates import bandwidth
 from perfmodel.vocab import GLOBAL_PATH
 
 

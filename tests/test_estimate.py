@@ -9,9 +9,10 @@ import pytest
 import yaml
 
 from perfmodel.arch import load_all, load_arch
-from perfmodel.estimate import constants, estimate
+from perfmodel.estimate import estimate
 from perfmodel.models import load_all_models
 from perfmodel.models.registry import MODELS
+from perfmodel.rates import constants
 from perfmodel.sweep import sweep
 
 ARCHS = ["mi300x", "mi210", "mi355x", "rx7900xtx", "rx6900xt", "h100"]
@@ -159,7 +160,7 @@ def test_constants_file_is_well_formed():
 
 
 def test_matrix_fraction_of_peak_is_the_median_of_shipped_gemm_figures():
-    from perfmodel.estimate import gemm_level_figures
+    from perfmodel.rates import gemm_level_figures
 
     fracs = [
         q.value / a.peak_flops(p, d)
@@ -173,7 +174,7 @@ def test_matrix_fraction_of_peak_is_the_median_of_shipped_gemm_figures():
 
 def test_gemm_rate_preference_order():
     """A measured GEMM for the dtype wins; else the GPU's other GEMM dtypes; else the median."""
-    from perfmodel.estimate import compute_rate
+    from perfmodel.rates import compute_rate
 
     a = load_arch("mi300x")
     rate, _, prov = compute_rate(a, "mfma", "bf16")
@@ -188,7 +189,7 @@ def test_tiled_kernels_pay_pipeline_fill_and_drain():
     """A GEMM's prologue load and epilogue store are device-memory round trips no other work
     hides: a `fill` term of 2 latencies (3 with split-K's reduction), added to the body."""
     import perfmodel
-    from perfmodel.estimate import latency_s
+    from perfmodel.rates import latency_s
 
     a = load_arch("mi300x")
     (big,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=8192, n=8192, k=8192)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from perfmodel import predict
 from perfmodel.arch import load_arch
 from perfmodel.cli.main import cli
-from perfmodel.estimate import constants, platform, scope_overhead_s
+from perfmodel.rates import constants, platform, scope_overhead_s
 from perfmodel.vocab import SCOPES, bound_label, is_bound_label, overhead_term
 
 SMALL = dict(n=1024)

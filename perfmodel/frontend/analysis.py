@@ -70,7 +70,7 @@ class ModelAnalysis:
             sb = self.meta.get("stream_bytes")
             if sb:
                 from perfmodel.arch import load_arch
-                from perfmodel.estimate import bandwidth
+                from perfmodel.rates import bandwidth
 
                 arch = load_arch(a)
                 bw, _, prov = bandwidth(arch, arch.memory_level)  # the ceiling the estimator uses

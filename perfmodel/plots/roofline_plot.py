@@ -17,7 +17,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from perfmodel.plots import layout, style
-from perfmodel.plots.points import MEASURED, MODEL_BASIS, PREDICTED, Arrow, Point
+from perfmodel.plots.legend import legend_panel
+from perfmodel.plots.points import MEASURED, PREDICTED, Arrow, Point
 from perfmodel.roofline import RooflineModel
 from perfmodel.vocab import split_flop_key
 
@@ -118,7 +119,7 @@ def plot_roofline(
     if subtitle:
         fig.text(ax.get_position().x0, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
     ax.grid(True, which="major", ls=":", lw=0.6, alpha=0.6)
-    _legend_panel(panel if panel is not None else ax, points, arrows, keyed, ridge_roof, bool(others), [model, *others],
+    legend_panel(panel if panel is not None else ax, points, arrows, keyed, ridge_roof, bool(others), [model, *others],
                   list(notes), inside=panel is None, all_levels=all_levels, roof_key=roof_key)
     if path:
         save(fig, path)
@@ -324,111 +325,6 @@ def _label_points(ax, points: list[Point], obstacles) -> list[tuple[int, Point]]
         keyed = list(enumerate(labelled, 1))
     layout.place_labels(ax, [(*p.xy(), str(n)) for n, p in keyed], obstacles, fontsize=7, color="0.1")
     return keyed
-
-
-def _legend_panel(panel, points, arrows, keyed, ridge_roof, multi: bool, models, notes: list[str], inside: bool = False, all_levels: bool = False,
-                  roof_key: Sequence[tuple[str, str, str]] = ()) -> None:
-    """Styles (roof lines, filled/hollow, arrows, colours, markers) and the numbered key."""
-    from matplotlib.lines import Line2D
-
-    h: list = []
-    lab: list[str] = []
-
-    def head(text):
-        h.append(Line2D([], [], ls="", marker=""))
-        lab.append(text)
-
-    head("roofs")
-    h += [Line2D([], [], ls="--", color="0.4"), Line2D([], [], ls="-", color="0.4", lw=1.8), Line2D([], [], ls="", marker="o", mfc="white", color="0.4")]
-    lab += ["theoretical peak", "achievable (spec's benchmark)", f"ridge point vs {ridge_roof['name'] if ridge_roof else 'top roof'}"]
-    if multi:
-        head("GPUs (compute roof colour, marker edge)")
-        for i, m in enumerate(models):
-            h.append(Line2D([], [], ls="", color=style.arch_color(i), marker="o", mfc="white", mec=style.arch_color(i), mew=1.6))
-            lab.append(f"{m.arch.key} ({m.arch.name})")
-        head("memory roofs")
-        for color, ls, text in roof_key:
-            h.append(Line2D([], [], ls=ls, color=color, lw=1.4))
-            lab.append(text)
-    if points:
-        kinds = {p.kind for p in points}
-        head("points (one per case, at its binding level)")
-        if PREDICTED in kinds:
-            h.append(Line2D([], [], ls="", marker="o", mfc="0.5", mec="black", ms=7))
-            lab.append("filled: predicted")
-        if MEASURED in kinds:
-            h.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.4", mew=1.6, ms=7))
-            scaled = any(p.packed_scaled for p in points)
-            lab.append("hollow: measured" + (" (packed FMAs x2)" if scaled else ""))
-        if arrows:
-            h.append(Line2D([], [], color="0.3", marker=">", ms=4))
-            lab.append("arrow: predicted -> measured")
-        if multi:
-            h.append(Line2D([], [], color="0.45", ls=":", marker=">", ms=4))
-            lab.append("dotted: same case, next arch")
-        if all_levels:
-            head("faint: the same case at another level")
-            for lv in [lv for lv in style.LEVEL_MARKERS if any(lv in p.bytes and lv != p.level for p in points)]:
-                h.append(Line2D([], [], ls="", marker=style.LEVEL_MARKERS[lv], color=style.LEVEL_COLORS[lv], alpha=0.5, ms=5))
-                lab.append(f"FLOP per {lv} byte")
-        head("colour: bound class")
-        for b in sorted({p.bound or "unknown" for p in points}):
-            h.append(Line2D([], [], ls="", marker="s", color=style.bound_color(b), ms=7))
-            lab.append(b)
-        head("marker: kernel family")
-        for k in sorted({p.kernel for p in points}):
-            h.append(Line2D([], [], ls="", marker=style.family_marker(k), color="0.35", ms=7))
-            lab.append(k)
-    if inside:
-        leg = panel.legend(h, lab, loc="lower right", fontsize=8, framealpha=0.95, handlelength=2.2)
-        for t in leg.get_texts()[:1]:
-            t.set_fontweight("bold")
-        return
-    leg = panel.legend(h, lab, loc="upper left", fontsize=7.5, frameon=False, handlelength=2.2, borderaxespad=0)
-    for t, hh in zip(leg.get_texts(), h, strict=True):
-        if not hh.get_marker() or hh.get_marker() == "None":
-            if not hh.get_linestyle() or hh.get_linestyle() == "None":
-                t.set_fontweight("bold")
-    if any(p.kind == MEASURED for p in points):
-        notes.append(MODEL_BASIS)
-    if keyed:
-        renderer = panel.figure.canvas.get_renderer()
-        bb = leg.get_window_extent(renderer).transformed(panel.transAxes.inverted())
-        wide = 44 if len(keyed) <= 24 else 22
-        measured = any(p.kind == MEASURED for _, p in keyed)
-        if measured:  # kernel names are long: the times go on a second line
-            lines = [x for n, p in keyed for x in (f"{n:>2} {_cut(p.label, 66)}", f"   {_key_time(p)}")]
-        else:
-            lines = [f"{n:>2} {_cut(p.label, wide):<{wide}} {_key_time(p)}".rstrip() for n, p in keyed]
-        y = bb.y0 - 0.02
-        head_text = "numbers on the plot: " + ("kernel, measured vs predicted time (error)" if measured else "case, predicted time")
-        panel.text(0, y, head_text, va="top", ha="left", fontsize=7.5, fontweight="bold", transform=panel.transAxes)
-        y -= 0.03
-        per_col = max(2, int((y - 0.0) / 0.0165) // (2 if measured else 1) * (2 if measured else 1))
-        cols = [lines[i : i + per_col] for i in range(0, len(lines), per_col)]
-        width = 1.0 / max(1, len(cols))
-        fs = 6.5 if len(cols) == 1 else 6.0
-        for c, col in enumerate(cols[:2]):
-            panel.text(c * width, y, "\n".join(col), va="top", ha="left", fontsize=fs, family="monospace", transform=panel.transAxes)
-        if len(cols) > 2:
-            notes.append(f"{len(lines) - 2 * per_col} more cases in the table")
-    if notes:
-        import textwrap
-
-        text = "\n".join(textwrap.fill(n, 70) for n in notes)
-        panel.text(0, -0.03, text, fontsize=6.5, color="0.35", transform=panel.transAxes, va="top")
-
-
-def _key_time(p: Point) -> str:
-    """The time(s) a key line shows: predicted, or measured vs predicted with the error."""
-    if p.kind == MEASURED:
-        pred = p.info.get("predicted time")
-        return f"{p.info.get('measured time', '')}" + (f" vs {pred} ({p.info.get('error')})" if pred else "")
-    return p.info.get("predicted time", "")
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "~"
 
 
 def save(fig, path: str) -> None:

@@ -102,7 +102,7 @@ def validate(
 ) -> Validation:
     """Read a workload, derive measurements, identify kernels, predict them and compare."""
     from perfmodel.counters import aggregate, derive_workload
-    from perfmodel.estimate import achievable_rates
+    from perfmodel.rates import achievable_rates
 
     man = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
     wl = _open(path)
