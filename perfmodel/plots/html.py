@@ -88,8 +88,32 @@ def roofline_html(
     xlim, ylim = _limits(model, roofs, points, others)
     ax = _Axes(xlim, ylim)
     top = max((c["theoretical"] for c in roofs), default=1e12)
+    svg = _svg_axes(ax, xlim, ylim) + _svg_compute_roofs(ax, roofs)
+    svg += _svg_memory_roofs(ax, model, others, xlim, ylim, top, ridge_roof, ridge_dtype)
+    pts_svg, data = _svg_points(ax, points, arrows)
+    svg += pts_svg
+    leg = _svg_legend(model, points, others, ridge_roof)
+    archs = ", ".join([model.arch.name] + [o.arch.name for o in others])
+    head = html.escape(title or f"{archs}: hierarchical roofline")
+    sub = html.escape(subtitle or "")
+    body = "\n".join(svg + leg)
+    return _PAGE.format(
+        title=head,
+        subtitle=sub,
+        w=W,
+        h=H,
+        body=body,
+        data=json.dumps(data).replace("</", "<\\/"),
+        basis=(html.escape(MODEL_BASIS + ".") if any(p.kind == MEASURED for p in points) else "")
+        + "".join(f"<br>{html.escape(n)}" for n in notes),
+    )
+
+
+
+
+def _svg_axes(ax: _Axes, xlim, ylim) -> list[str]:
+    """Grid lines, tick labels, the frame and the axis titles."""
     svg: list[str] = []
-    # grid and axes
     for v in _ticks(*xlim):
         svg.append(f'<line x1="{ax.x(v):.1f}" y1="{T}" x2="{ax.x(v):.1f}" y2="{H - B}" class="grid"/>')
         svg.append(f'<text x="{ax.x(v):.1f}" y="{H - B + 16}" class="tick" text-anchor="middle">{_fmt_tick(v)}</text>')
@@ -99,7 +123,12 @@ def roofline_html(
     svg.append(f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="frame"/>')
     svg.append(f'<text x="{(L + W - R) / 2}" y="{H - 18}" text-anchor="middle" class="axis">arithmetic intensity (FLOP per byte at the binding level)</text>')
     svg.append(f'<text transform="translate(20,{(T + H - B) / 2}) rotate(-90)" text-anchor="middle" class="axis">performance (TFLOP/s)</text>')
-    # compute roofs
+    return svg
+
+
+def _svg_compute_roofs(ax: _Axes, roofs: list[dict]) -> list[str]:
+    """Flat roofs: theoretical dashed with its label, the first achievable figure solid."""
+    svg: list[str] = []
     for i, c in enumerate(roofs):
         y = c["theoretical"] / 1e12
         grey = 90 + 25 * i
@@ -108,7 +137,14 @@ def roofline_html(
         for name, meas in c["measured"][:1]:
             ym = meas / 1e12
             svg.append(f'<line x1="{L}" y1="{ax.y(ym):.1f}" x2="{W - R}" y2="{ax.y(ym):.1f}" stroke="rgb({grey},{grey},{grey})" stroke-width="2"><title>{html.escape(name)} achievable {ym:,.1f} TFLOP/s</title></line>')
-    # memory roofs (clipped to the plot) and ridge points
+    return svg
+
+
+def _svg_memory_roofs(ax: _Axes, model, others, xlim, ylim, top: float, ridge_roof, ridge_dtype) -> list[str]:
+    """Slanted roofs per level (clipped to the plot), ridge points, and the other GPUs' roofs."""
+    from perfmodel.plots.roofline_plot import _group_roofs
+
+    svg: list[str] = []
     peak = ridge_roof["theoretical"] if ridge_roof else top
     svg.append(f'<clipPath id="plot"><rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}"/></clipPath><g clip-path="url(#plot)">')
     for m in model.memory:
@@ -131,7 +167,12 @@ def roofline_html(
         d = f'M{ax.x(xlim[0]):.1f},{ax.y(max(xlim[0] * mem.theoretical / 1e12, ylim[0])):.1f} L{ax.x(x1):.1f},{ax.y(x1 * mem.theoretical / 1e12):.1f} L{ax.x(xlim[1]):.1f},{ax.y(otop / 1e12):.1f}'
         svg.append(f'<path d="{d}" fill="none" stroke="{col}" stroke-width="1.6" stroke-dasharray="8,3,2,3"><title>{om.arch.key}: {mem.name} {mem.theoretical / 1e12:.3g} TB/s, {orf["name"]} {otop / 1e12:,.1f} TFLOP/s</title></path>')
     svg.append("</g>")
-    # arrows, then points
+    return svg
+
+
+def _svg_points(ax: _Axes, points: list[Point], arrows) -> tuple[list[str], list[dict]]:
+    """Arrows first, then one shape per point with its hover text; the data behind the hovers."""
+    svg: list[str] = []
     svg.append('<defs><marker id="ah" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>')
     for a in arrows:
         xy = a.xy()
@@ -148,7 +189,11 @@ def roofline_html(
         tip = html.escape("\n".join(f"{k}: {v}" for k, v in info.items()))
         shape = _shape(style.family_marker(p.kernel), ax.x(x), ax.y(y), 6, col if filled else "white", "#222" if filled else col, 0.8 if filled else 2)
         svg.append(f'<g class="pt" data-i="{i}" data-bound="{html.escape(p.bound or "unknown")}">{shape}<title>{tip}</title></g>')
-    # legend
+    return svg, data
+
+
+def _svg_legend(model, points: list[Point], others, ridge_roof) -> list[str]:
+    """Bound classes (click to hide), kernel families, line and marker styles, level rates."""
     lx, ly = W - R + 20, T + 10
     leg = [f'<text x="{lx}" y="{ly}" class="lh">bound class (click to hide)</text>']
     ly += 18
@@ -180,20 +225,7 @@ def roofline_html(
     for text, col in rows:
         leg.append(f'<text x="{lx}" y="{ly}"{f" fill={chr(34)}{col}{chr(34)}" if col else ""}>{html.escape(text)}</text>')
         ly += 16
-    archs = ", ".join([model.arch.name] + [o.arch.name for o in others])
-    head = html.escape(title or f"{archs}: hierarchical roofline")
-    sub = html.escape(subtitle or "")
-    body = "\n".join(svg + leg)
-    return _PAGE.format(
-        title=head,
-        subtitle=sub,
-        w=W,
-        h=H,
-        body=body,
-        data=json.dumps(data).replace("</", "<\\/"),
-        basis=(html.escape(MODEL_BASIS + ".") if any(p.kind == MEASURED for p in points) else "")
-        + "".join(f"<br>{html.escape(n)}" for n in notes),
-    )
+    return leg
 
 
 _PAGE = """<!DOCTYPE html>
