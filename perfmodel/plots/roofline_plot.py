@@ -67,15 +67,7 @@ def plot_roofline(
     """
     points = [p for p in points if p.xy() is not None]
     arrows = list(arrows)
-    if points or others:
-        fig = new_figure()
-        ax = fig.add_axes([0.065, 0.09, 0.60, 0.80])
-        panel = fig.add_axes([0.69, 0.06, 0.30, 0.83])
-        panel.axis("off")
-    else:  # ceilings only: the whole width, the legend inside the empty lower right
-        fig = new_figure(11, 7.5)
-        ax = fig.add_axes([0.08, 0.09, 0.89, 0.80])
-        panel = None
+    fig, ax, panel = _figure(bool(points or others))
     arch = model.arch
     if ridge_dtype is None:
         dts = [p.dtype for p in points if p.dtype]
@@ -88,19 +80,51 @@ def plot_roofline(
     ax.set_yscale("log")
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
+    roof_key, obstacles = _draw_roofs(ax, model, others, roofs, ridge_roof, ridge_dtype, points, xlim)
+    _draw_points(ax, points, arrows, all_levels, multi=bool(others), arch_order=[m.arch.key for m in (model, *others)])
+    keyed = _label_points(ax, points, layout.as_boxes(obstacles))
+    ax.set_xlabel("arithmetic intensity (FLOP per byte" + (" at the point's binding level)" if points else " at each level)"))
+    ax.set_ylabel("performance (TFLOP/s)")
+    archs = ", ".join([f"{arch.name}"] + [o.arch.name for o in others])
+    fig.text(ax.get_position().x0, 0.95, title or f"{archs}: hierarchical roofline", fontsize=13, ha="left", va="bottom")
+    if subtitle:
+        fig.text(ax.get_position().x0, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
+    ax.grid(True, which="major", ls=":", lw=0.6, alpha=0.6)
+    legend_panel(panel if panel is not None else ax, points, arrows, keyed, ridge_roof, bool(others), [model, *others],
+                 list(notes), inside=panel is None, all_levels=all_levels, roof_key=roof_key)
+    if path:
+        save(fig, path)
+    return fig
+
+
+def _figure(with_panel: bool):
+    """(figure, plot axes, legend panel): a panel beside the plot for points or several GPUs;
+    ceilings only use the whole width with the legend inside the empty lower right."""
+    if with_panel:
+        fig = new_figure()
+        ax = fig.add_axes([0.065, 0.09, 0.60, 0.80])
+        panel = fig.add_axes([0.69, 0.06, 0.30, 0.83])
+        panel.axis("off")
+        return fig, ax, panel
+    fig = new_figure(11, 7.5)
+    return fig, fig.add_axes([0.08, 0.09, 0.89, 0.80]), None
+
+
+def _draw_roofs(ax, model, others, roofs, ridge_roof, ridge_dtype, points, xlim) -> tuple[list, list]:
+    """Compute and memory roofs of the GPU (and the other GPUs): (legend rows of the memory roofs
+    when several GPUs share the axes, boxes the point labels must avoid)."""
+    arch = model.arch
     ai = np.logspace(np.log10(xlim[0]), np.log10(xlim[1]), 400)
     top = max((c["theoretical"] for c in roofs), default=1e12)
-    plt = _mpl()
     markers: list = [_marker_box(ax, p) for p in points]
-    obstacles: list = []
     if others:  # several GPUs: each one's roof for the dtype, in the GPU's colour
         lines = _compute_lines([ridge_roof] if ridge_roof else [], arch.key, style.arch_color(0))
         other_roofs = [_roof_for(_group_roofs([c for c in om.compute if not c.sparse]), ridge_dtype) for om in others]
         for i, (om, r) in enumerate(zip(others, other_roofs, strict=True), 1):
             lines += _compute_lines([r] if r else [], om.arch.key, style.arch_color(i))
     else:
-        lines = _compute_lines(roofs, None, cmap=plt.get_cmap("Greys"))
-    obstacles += _draw_compute_lines(ax, lines, xlim)
+        lines = _compute_lines(roofs, None, cmap=_mpl().get_cmap("Greys"))
+    obstacles: list = _draw_compute_lines(ax, lines, xlim)
     roof_key: list[tuple[str, str, str]] = []  # several GPUs: the memory roofs are named in the legend
     for i, om in enumerate(others, 1):
         roof_key.append(_draw_other_arch(ax, om, ridge_dtype, ai, style.arch_color(i)))
@@ -110,20 +134,7 @@ def plot_roofline(
         roof_key[:0] = _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, arch.key, [], levels=levels, label=False)
     else:
         obstacles += _draw_memory_roofs(ax, model, ridge_roof, ai, mem_top, None, obstacles + markers)
-    _draw_points(ax, points, arrows, all_levels, multi=bool(others), arch_order=[m.arch.key for m in (model, *others)])
-    keyed = _label_points(ax, points, layout.as_boxes(obstacles))
-    ax.set_xlabel("arithmetic intensity (FLOP per byte" + (" at the point's binding level)" if points else " at each level)"))
-    ax.set_ylabel("performance (TFLOP/s)")
-    archs = ", ".join([f"{model.arch.name}"] + [o.arch.name for o in others])
-    fig.text(ax.get_position().x0, 0.95, title or f"{archs}: hierarchical roofline", fontsize=13, ha="left", va="bottom")
-    if subtitle:
-        fig.text(ax.get_position().x0, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
-    ax.grid(True, which="major", ls=":", lw=0.6, alpha=0.6)
-    legend_panel(panel if panel is not None else ax, points, arrows, keyed, ridge_roof, bool(others), [model, *others],
-                  list(notes), inside=panel is None, all_levels=all_levels, roof_key=roof_key)
-    if path:
-        save(fig, path)
-    return fig
+    return roof_key, obstacles
 
 
 def _limits(model, roofs, points, others) -> tuple[tuple[float, float], tuple[float, float]]:
