@@ -34,47 +34,9 @@ def plot_bandwidth(model: RooflineModel, points: list[Point], path: str | None =
     gap = 0.035
     w = (right - left - gap * (n - 1)) / n
     width = 0.8 / max(1, len(order))
-    labels_at: list = []
     for i, lv in enumerate(levels):
         ax = fig.add_axes([left + i * (w + gap), bottom, w, 0.70])
-        m = roofs.get(lv)
-        color_lv = style.LEVEL_COLORS.get(lv, "k")
-        ymax = 0.0
-        if m is not None:
-            ax.axhline(m.theoretical / 1e9, ls="--", lw=1.3, color=color_lv, zorder=3)
-            ax.text(0.03, m.theoretical / 1e9, f"peak {m.theoretical / 1e12:.3g} TB/s", transform=ax.get_yaxis_transform(),
-                    ha="left", va="bottom", fontsize=7, color=color_lv)
-            ymax = m.theoretical / 1e9
-            if m.achievable:
-                ax.axhline(m.achievable / 1e9, ls="-", lw=2, color=color_lv, zorder=3)
-                ax.text(0.03, m.achievable / 1e9, f"achievable {m.achievable / 1e12:.3g} TB/s", transform=ax.get_yaxis_transform(),
-                        ha="left", va="bottom", fontsize=7, color=color_lv)
-        for j, p in enumerate(order):
-            bw = p.bandwidth(lv)
-            if not bw:
-                continue
-            x = -0.4 + width * (j + 0.5)
-            color = style.kernel_color(labels.index(p.label))
-            filled = p.kind == PREDICTED
-            ax.bar(x, bw / 1e9, width * 0.85, color=color if filled else "white", edgecolor=color, lw=1.5, zorder=2,
-                   hatch=None if filled else "//")
-            pct = f"\n{bw / m.achievable:.0%}" if m is not None and m.achievable else ""
-            labels_at.append((ax, x, bw / 1e9, f"{bw / 1e9:,.0f}{pct}", filled))
-            ymax = max(ymax, bw / 1e9)
-        ax.set_ylim(0, ymax * 1.12)
-        for a, x, y, text, filled in labels_at:  # inside a tall bar, above a short one
-            inside = y > 0.25 * ymax
-            a.text(x, y * (0.97 if inside else 1.0) if inside else y, text, ha="center", va="top" if inside else "bottom",
-                   fontsize=7, zorder=4, color="white" if inside and filled else "black",
-                   bbox=None if inside and filled else {"fc": "white", "ec": "none", "alpha": 0.85, "pad": 0.3})
-        labels_at.clear()
-        ax.set_xlim(-0.5, 0.5)
-        ax.set_xticks([])
-        ax.set_xlabel(lv, fontsize=11, color=color_lv)
-        ax.grid(True, axis="y", ls=":", alpha=0.6)
-        ax.tick_params(labelsize=8)
-        if i == 0:
-            ax.set_ylabel("achieved bandwidth (GB/s) = bytes through the level / time")
+        _level_panel(ax, lv, roofs.get(lv), order, labels, width, first=i == 0)
     fig.text(left, 0.95, title or f"{model.arch.name}: achieved bandwidth per memory level (kernels without FLOPs)",
              fontsize=12, ha="left", va="bottom")
     if subtitle:
@@ -86,6 +48,53 @@ def plot_bandwidth(model: RooflineModel, points: list[Point], path: str | None =
     if path:
         save(fig, path)
     return fig
+
+
+def _level_panel(ax, lv: str, m, order: list[Point], labels: list[str], width: float, first: bool) -> None:
+    """One memory level: its ceilings as lines and each point's achieved bandwidth as a bar,
+    labelled with GB/s and the share of the achievable ceiling."""
+    color_lv = style.LEVEL_COLORS.get(lv, "k")
+    ymax = _ceiling_lines(ax, m, color_lv)
+    labels_at: list = []
+    for j, p in enumerate(order):
+        bw = p.bandwidth(lv)
+        if not bw:
+            continue
+        x = -0.4 + width * (j + 0.5)
+        color = style.kernel_color(labels.index(p.label))
+        filled = p.kind == PREDICTED
+        ax.bar(x, bw / 1e9, width * 0.85, color=color if filled else "white", edgecolor=color, lw=1.5, zorder=2,
+               hatch=None if filled else "//")
+        pct = f"\n{bw / m.achievable:.0%}" if m is not None and m.achievable else ""
+        labels_at.append((x, bw / 1e9, f"{bw / 1e9:,.0f}{pct}", filled))
+        ymax = max(ymax, bw / 1e9)
+    ax.set_ylim(0, ymax * 1.12)
+    for x, y, text, filled in labels_at:  # inside a tall bar, above a short one
+        inside = y > 0.25 * ymax
+        ax.text(x, y * (0.97 if inside else 1.0) if inside else y, text, ha="center", va="top" if inside else "bottom",
+                fontsize=7, zorder=4, color="white" if inside and filled else "black",
+                bbox=None if inside and filled else {"fc": "white", "ec": "none", "alpha": 0.85, "pad": 0.3})
+    ax.set_xlim(-0.5, 0.5)
+    ax.set_xticks([])
+    ax.set_xlabel(lv, fontsize=11, color=color_lv)
+    ax.grid(True, axis="y", ls=":", alpha=0.6)
+    ax.tick_params(labelsize=8)
+    if first:
+        ax.set_ylabel("achieved bandwidth (GB/s) = bytes through the level / time")
+
+
+def _ceiling_lines(ax, m, color_lv) -> float:
+    """The level's theoretical (dashed) and achievable (solid) ceilings; the top of the axis."""
+    if m is None:
+        return 0.0
+    ax.axhline(m.theoretical / 1e9, ls="--", lw=1.3, color=color_lv, zorder=3)
+    ax.text(0.03, m.theoretical / 1e9, f"peak {m.theoretical / 1e12:.3g} TB/s", transform=ax.get_yaxis_transform(),
+            ha="left", va="bottom", fontsize=7, color=color_lv)
+    if m.achievable:
+        ax.axhline(m.achievable / 1e9, ls="-", lw=2, color=color_lv, zorder=3)
+        ax.text(0.03, m.achievable / 1e9, f"achievable {m.achievable / 1e12:.3g} TB/s", transform=ax.get_yaxis_transform(),
+                ha="left", va="bottom", fontsize=7, color=color_lv)
+    return m.theoretical / 1e9
 
 
 def _legend(fig, labels: list[str], points: list[Point]) -> None:

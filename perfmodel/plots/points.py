@@ -159,63 +159,57 @@ def measured_points(
     from perfmodel.validate import validate
 
     v = validation or validate(path, arch=arch, manifest=manifest, per_dispatch=per_dispatch, kernel_filter=name, top=top)
-    mem = v.arch.memory_level
     points: list[Point] = []
     arrows: list[Arrow] = []
     for r in v.rows:
         label = r["name"] if not per_dispatch else f"{r['name']} #{r['dispatch']}"
-        family = (r.get("case") or {}).get("kernel") or "unidentified"
-        flops, scaled = model_basis_flops(r)
-        t_meas = (r.get("time_us") or 0) * 1e-6
-        info = {
-            "kernel": r["name"],
-            "measured time": _us(t_meas) if t_meas else "no usable time",
-            "measured bound": str(r.get("measured_bound")),
-        }
-        if r.get("predicted_time_us"):
-            info.update(
-                {
-                    "predicted time": _us(r["predicted_time_us"] * 1e-6),
-                    "predicted bound": str(r.get("bound")),
-                    "error": "-" if r.get("time_error") is None else f"{r['time_error']:+.1%}",
-                    "explain": str(r.get("explain") or ""),
-                }
-            )
-        meas = Point(
-            label,
-            family,
-            flops,
-            {k: v for k, v in r["bytes"].items() if v},
-            t_meas,
-            MEASURED,
-            bound=r.get("measured_bound"),
-            arch=v.arch.key,
-            info=info,
-            packed_scaled=scaled,
-        )
-        terms = {}
-        if r.get("predicted_time_us"):
-            terms = {k: u * 1e-6 for k, u in (r.get("predicted_terms_us") or {}).items()}
-            pred = Point(
-                label,
-                family,
-                r["predicted_flops"],
-                dict(r["predicted_bytes"]),
-                r["predicted_time_us"] * 1e-6,
-                PREDICTED,
-                bound=r.get("bound"),
-                arch=v.arch.key,
-                level=binding_level(r.get("bound"), terms, r["predicted_bytes"], mem),
-                info=info,
-                terms_us=r.get("predicted_terms_us") or {},
-            )
-            meas.level = pred.level if meas.bytes.get(pred.level) else binding_level(meas.bound, {}, meas.bytes, mem)
+        meas, pred = _row_points(r, label, v.arch)
+        if pred is not None:
             points += [meas, pred]
             arrows.append(Arrow(pred, meas))
         else:
-            meas.level = binding_level(meas.bound, {}, meas.bytes, mem)
             points.append(meas)
     return points, arrows
+
+
+def _hover(r: dict, t_meas: float) -> dict:
+    """What hovering a validated kernel shows: its times, bounds, error and explanation."""
+    info = {
+        "kernel": r["name"],
+        "measured time": _us(t_meas) if t_meas else "no usable time",
+        "measured bound": str(r.get("measured_bound")),
+    }
+    if r.get("predicted_time_us"):
+        info.update(
+            {
+                "predicted time": _us(r["predicted_time_us"] * 1e-6),
+                "predicted bound": str(r.get("bound")),
+                "error": "-" if r.get("time_error") is None else f"{r['time_error']:+.1%}",
+                "explain": str(r.get("explain") or ""),
+            }
+        )
+    return info
+
+
+def _row_points(r: dict, label: str, arch: Arch) -> tuple[Point, Point | None]:
+    """The measured point of one validate row (FLOPs in the model's basis) and, when the kernel
+    was identified, its predicted point; both at the level that binds the prediction."""
+    mem = arch.memory_level
+    family = (r.get("case") or {}).get("kernel") or "unidentified"
+    flops, scaled = model_basis_flops(r)
+    t_meas = (r.get("time_us") or 0) * 1e-6
+    info = _hover(r, t_meas)
+    meas = Point(label, family, flops, {k: v for k, v in r["bytes"].items() if v}, t_meas, MEASURED,
+                 bound=r.get("measured_bound"), arch=arch.key, info=info, packed_scaled=scaled)
+    if not r.get("predicted_time_us"):
+        meas.level = binding_level(meas.bound, {}, meas.bytes, mem)
+        return meas, None
+    terms = {k: u * 1e-6 for k, u in (r.get("predicted_terms_us") or {}).items()}
+    pred = Point(label, family, r["predicted_flops"], dict(r["predicted_bytes"]), r["predicted_time_us"] * 1e-6, PREDICTED,
+                 bound=r.get("bound"), arch=arch.key, level=binding_level(r.get("bound"), terms, r["predicted_bytes"], mem),
+                 info=info, terms_us=r.get("predicted_terms_us") or {})
+    meas.level = pred.level if meas.bytes.get(pred.level) else binding_level(meas.bound, {}, meas.bytes, mem)
+    return meas, pred
 
 
 def points_table(points: list[Point], arch: Arch) -> list[dict]:
