@@ -30,8 +30,16 @@ PREDICT_COLUMNS = [
 PREDICT_HEADERS = {"time_us": "time_us", "roofline_time_us": "roofline_us", "ai": "ai(F/B)"}
 
 
-def shape_text(shape: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in shape.items())
+def shape_text(shape: dict, kernel: str | None = None) -> str:
+    """``k=v`` words of a case's shape; with ``kernel``, keys left at their family default are
+    omitted (the JSON rows carry every key)."""
+    defaults: dict = {}
+    if kernel is not None:
+        from perfmodel.models.registry import MODELS
+
+        m = MODELS.get(kernel)
+        defaults = {n: p.default for n, p in m.params.items() if not p.required} if m else {}
+    return " ".join(f"{k}={v}" for k, v in shape.items() if k not in defaults or defaults[k] != v)
 
 
 def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]]:
@@ -44,7 +52,7 @@ def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]
         if not scoped:
             t.pop("scope", None)
         t.pop("likely_us", None)
-        t["shape"] = shape_text(r["shape"])
+        t["shape"] = shape_text(r["shape"], r["kernel"])
         lo, hi = r["time_band_us"]
         t["likely_us"] = f"{fmt_cell(lo)}-{fmt_cell(hi)}"
         if detail:
@@ -67,7 +75,7 @@ def render_predictions(rows: list[dict], fmt: str, detail: bool = False, title: 
     trows, cols = predict_table(rows, detail or fmt == "csv")
     text = render(trows, fmt, columns=cols, headers=PREDICT_HEADERS, title=None if fmt == "csv" else (title or "perfmodel predict"))
     if fmt in ("table", "md"):  # warnings a reader of the table must see (json/csv carry `notes`)
-        warn = [f"warning: {r['kernel']} {shape_text(r['shape'])} on {r['arch']}: {n.strip()}"
+        warn = [f"warning: {r['kernel']} {shape_text(r['shape'], r['kernel'])} on {r['arch']}: {n.strip()}"
                 for r in rows for n in (r.get("notes") or "").split(";") if n.strip().startswith("shape too large")]
         if warn:
             text += ("\n" if fmt == "md" else "") + "\n".join(warn) + "\n"
