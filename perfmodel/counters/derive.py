@@ -175,10 +175,18 @@ def derive_workload(
         raise InputError(
             "gfx target unknown (no sysinfo.csv or agent info); pass gfx=", where=wl.path, key="gfx"
         )
+    return [m for _d, m in iter_derive(wl, target, peaks=peaks)]
+
+
+def iter_derive(wl: Workload, gfx: str | None = None, *, peaks: Mapping[str, float] | None = None):
+    """(dispatch, measurement) pairs, one at a time, in file order (for streaming callers)."""
+    target = gfx or wl.gfx
+    if not target:
+        raise InputError(
+            "gfx target unknown (no sysinfo.csv or agent info); pass gfx=", where=wl.path, key="gfx"
+        )
     fs = load(target)
     consts = constants_from(wl.sysinfo)
     sclk = wl.sysinfo.get("max_sclk_mhz") if wl.sysinfo else None
-    return [
-        derive(d, fs, constants=consts, peaks=peaks, max_sclk_hz=sclk * 1e6 if sclk else None)
-        for d in wl.dispatches
-    ]
+    for d in wl.dispatches:
+        yield d, derive(d, fs, constants=consts, peaks=peaks, max_sclk_hz=sclk * 1e6 if sclk else None)
