@@ -64,4 +64,66 @@ def test_bad_row_deep_in_a_streamed_trace_is_one_error_line(tmp_path):
     res = CliRunner().invoke(cli, ["validate", str(tmp_path), "--arch", "mi300x"])
     assert res.exit_code == 2
     out = res.output.strip().splitlines()
-    assert len(out) == 1 and out[0].startswith("error:") and "Dispatch_ID" in out[0] and str(f) in out[0] and "line 26" in out[0]
+    assert (
+        len(out) == 1
+        and out[0].startswith("error:")
+        and "Dispatch_ID" in out[0]
+        and str(f) in out[0]
+        and "line 26" in out[0]
+    )
+
+
+def _counter_file(tmp_path, order):
+    """A rocprofv3 counter collection of three real MI300X dispatches, rows in ``order``."""
+    with open(VCOPY_MI300X_LONG, newline="") as fh:
+        src = [
+            r
+            for r in csv.DictReader(fh)
+            if r["Counter_Name"] in ("SQ_WAVES", "GRBM_GUI_ACTIVE", "TCC_HIT_sum")
+        ]
+    by = {}
+    for r in src:
+        by.setdefault(r["Dispatch_ID"], []).append(r)
+    d = tmp_path / order
+    d.mkdir()
+    f = d / "5_counter_collection.csv"
+    rows = [r for k in sorted(by) for r in by[k]]
+    if order == "interleaved":  # one row of dispatch 1 moved to the end: not streamable
+        rows.append(rows.pop(0))
+    with open(f, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["Correlation_Id", "Dispatch_Id", "Agent_Id", "Grid_Size", "Kernel_Name", "Workgroup_Size",
+                    "LDS_Block_Size", "Start_Timestamp", "End_Timestamp", "Counter_Name", "Counter_Value"])  # fmt: skip
+        for r in rows:
+            w.writerow([r["Dispatch_ID"], r["Dispatch_ID"], "Agent 2", r["Grid_Size"], r["Kernel_Name"],
+                        r["Workgroup_Size"], r["LDS_Per_Workgroup"], r["Start_Timestamp"], r["End_Timestamp"],
+                        r["Counter_Name"], r["Counter_Value"]])  # fmt: skip
+    return d
+
+
+def test_counter_collection_streams_and_falls_back_when_rows_are_not_together(tmp_path):
+    from perfmodel.readers.rocprof_v3 import CounterDispatches
+
+    out = {}
+    for order in ("sorted", "interleaved"):
+        d = _counter_file(tmp_path, order)
+        assert isinstance(read_workload(d).dispatches, CounterDispatches)
+        res = CliRunner().invoke(cli, ["validate", str(d), "--arch", "mi300x", "--format", "json"])
+        assert res.exit_code == 0, res.output
+        out[order] = json.loads(res.output)
+    assert out["sorted"][0]["count"] == 3
+    # the fallback reads the same three dispatches: same sums (the row order only moves a pass)
+    assert out["interleaved"][0]["count"] == 3
+    assert out["interleaved"][0]["time_us"] == pytest.approx(out["sorted"][0]["time_us"])
+
+
+def test_interleaved_counter_rows_restart_the_stream(tmp_path):
+    from perfmodel.readers.rocprof_v3 import CounterDispatches, Restart
+
+    ds = CounterDispatches(_counter_file(tmp_path, "interleaved") / "5_counter_collection.csv")
+    with pytest.raises(Restart):
+        for _ in ds:  # (list() would ask len() first, which reads the file whole)
+            pass
+    assert [d.index for d in ds] == [1, 2, 3]  # now held whole, in first-seen order
+    ok = CounterDispatches(_counter_file(tmp_path, "sorted") / "5_counter_collection.csv")
+    assert [d.index for d in ok] == [1, 2, 3]

@@ -70,6 +70,55 @@ def iter_kernel_trace(path: Path):
         raise InputError("no data rows (header only)", where=where)
 
 
+class Restart(Exception):
+    """A streamed counter file turned out not to be streamable after dispatches were handed out:
+    the consumer starts again (the dispatches are now held in a list)."""
+
+
+class CounterDispatches:
+    """The dispatches of one rocprofv3 counter-collection CSV, streamed (`long_csv.iter_read`)
+    when its rows come dispatch by dispatch, as rocprofv3 writes them. If they do not, the file
+    is read whole once and a streaming pass in progress raises Restart. Indexing, len() and
+    `materialize` give the list."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._list: list[Dispatch] | None = None
+
+    def materialize(self) -> list[Dispatch]:
+        if self._list is None:
+            try:
+                self._list = list(long_csv.iter_read(self.path))
+            except long_csv.NotContiguous:
+                self._list = long_csv.read(self.path)
+        return self._list
+
+    def __iter__(self):
+        if self._list is not None:
+            yield from self._list
+            return
+        try:
+            yield from long_csv.iter_read(self.path)
+        except long_csv.NotContiguous:
+            self._list = long_csv.read(self.path)
+            raise Restart(str(self.path)) from None
+
+    def __bool__(self) -> bool:
+        return bool(self._list) if self._list is not None else any(True for _ in self._head())
+
+    def _head(self):
+        try:
+            yield next(iter(long_csv.iter_read(self.path)))
+        except (StopIteration, long_csv.NotContiguous):
+            return
+
+    def __len__(self) -> int:
+        return len(self.materialize())
+
+    def __getitem__(self, i):
+        return self.materialize()[i]
+
+
 class TraceDispatches:
     """The dispatches of kernel-trace files without counters, read again on every pass and never
     held in memory: `perfmodel validate` aggregates them per kernel as they stream by. Indexing
@@ -137,8 +186,11 @@ def read(path: Path) -> Workload:
         wl.gfx = wl.sysinfo.get("gfx", "")
     # counter passes planned by `perfmodel profile` (out/pass_N/) are one run each: join them
     passes = [p for p in counters if re.fullmatch(r"pass_\d+", p.parent.name)]
-    for p in counters:
-        if p not in passes:
+    lone = [p for p in counters if p not in passes]
+    if len(lone) == 1 and not passes and not traces:
+        wl.dispatches = CounterDispatches(lone[0])  # streamed: see CounterDispatches
+    else:
+        for p in lone:
             wl.dispatches += long_csv.read(p)
     if passes:
         wl.dispatches += join.merge_passes(None, [long_csv.read(p) for p in passes], f"{len(passes)} counter passes")

@@ -16,6 +16,7 @@ from pathlib import Path
 from perfmodel.arch import Arch
 from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction, predict_on
+from perfmodel.readers.rocprof_v3 import Restart
 from perfmodel.validate.compare import compare
 from perfmodel.validate.identify import Manifest, compile_regex, identify, load_manifest, short_name
 from perfmodel.validate.workload_arch import pick_arch
@@ -102,8 +103,6 @@ def validate(
 ) -> Validation:
     """Read a workload, derive measurements, identify kernels, predict them and compare."""
     from perfmodel.counters import derive_workload
-    from perfmodel.counters.aggregate import Aggregator
-    from perfmodel.counters.derive import iter_derive
     from perfmodel.estimate import achievable_rates
 
     man = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
@@ -117,46 +116,18 @@ def validate(
     rows: list[dict] = []
     time_sources: set[str] = set()
     if per_dispatch:
+        if hasattr(wl.dispatches, "materialize"):
+            wl.dispatches = wl.dispatches.materialize()
         ms = derive_workload(wl, target, peaks=peak)
         ident, preds = _predict_dispatches(wl, a, man)
         for i, m in enumerate(ms):
             rows.append(_row(m, [preds[i]] if preds[i] else [], ident[i], a, ach, peak))
         time_sources = {d.time_source for d in wl.dispatches}
     else:
-        # per kernel, aggregated while reading: nothing is kept per dispatch
-        agg = Aggregator()
-        cache: dict[tuple, Prediction] = {}
-        # kernel -> [ident of its first dispatch, dispatches, identified, runs of (prediction, n)]
-        per: dict[str, list] = {}
-        for i, (d, m) in enumerate(iter_derive(wl, target, peaks=peak)):
-            time_sources.add(d.time_source)
-            agg.add(m)
-            case, how = identify(d, man)
-            pred = None
-            if case is not None:
-                k = _key(case)
-                pred = cache.get(k)
-                if pred is None:
-                    pred = cache[k] = predict_on(
-                        case, a, i, source=f"dispatch {d.index} ({short_name(d.kernel)})"
-                    )
-            st = per.get(m.kernel)
-            if st is None:
-                st = per[m.kernel] = [(case, how), 0, 0, []]
-            st[1] += 1
-            if pred is not None:
-                st[2] += 1
-                runs = st[3]
-                if runs and runs[-1][0] is pred:
-                    runs[-1][1] += 1
-                else:
-                    runs.append([pred, 1])
-        for m in agg.result():
-            first, n, known, runs = per[m.kernel]
-            ok = known == n
-            if not ok and known:
-                m.notes.append(f"{known} of {n} dispatches identified: no prediction for the kernel")
-            rows.append(_row(m, [(p, c) for p, c in runs] if ok else [], first, a, ach, peak))
+        try:
+            rows, time_sources = _per_kernel(wl, target, a, man, ach, peak)
+        except Restart:  # a counter file that could not be streamed: now read whole, go again
+            rows, time_sources = _per_kernel(wl, target, a, man, ach, peak)
     if flt is not None:
         rows = [r for r in rows if flt.search(r["kernel"])]
     if top:
@@ -171,6 +142,50 @@ def validate(
             f" inflates ({'; '.join(inflated)[:200]})"
         )
     return Validation(str(path), a, rows, per_dispatch, notes)
+
+
+def _per_kernel(wl, target, a: Arch, man, ach: dict, peak: dict) -> tuple[list[dict], set[str]]:
+    """Per-kernel rows, aggregated while reading: nothing is kept per dispatch."""
+    from perfmodel.counters.aggregate import Aggregator
+    from perfmodel.counters.derive import iter_derive
+
+    rows: list[dict] = []
+    time_sources: set[str] = set()
+    # per kernel, aggregated while reading: nothing is kept per dispatch
+    agg = Aggregator()
+    cache: dict[tuple, Prediction] = {}
+    # kernel -> [ident of its first dispatch, dispatches, identified, runs of (prediction, n)]
+    per: dict[str, list] = {}
+    for i, (d, m) in enumerate(iter_derive(wl, target, peaks=peak)):
+        time_sources.add(d.time_source)
+        agg.add(m)
+        case, how = identify(d, man)
+        pred = None
+        if case is not None:
+            k = _key(case)
+            pred = cache.get(k)
+            if pred is None:
+                pred = cache[k] = predict_on(
+                    case, a, i, source=f"dispatch {d.index} ({short_name(d.kernel)})"
+                )
+        st = per.get(m.kernel)
+        if st is None:
+            st = per[m.kernel] = [(case, how), 0, 0, []]
+        st[1] += 1
+        if pred is not None:
+            st[2] += 1
+            runs = st[3]
+            if runs and runs[-1][0] is pred:
+                runs[-1][1] += 1
+            else:
+                runs.append([pred, 1])
+    for m in agg.result():
+        first, n, known, runs = per[m.kernel]
+        ok = known == n
+        if not ok and known:
+            m.notes.append(f"{known} of {n} dispatches identified: no prediction for the kernel")
+        rows.append(_row(m, [(p, c) for p, c in runs] if ok else [], first, a, ach, peak))
+    return rows, time_sources
 
 
 def _counter_pass_timing(source: str) -> bool:
