@@ -127,3 +127,18 @@ def test_interleaved_counter_rows_restart_the_stream(tmp_path):
     assert [d.index for d in ds] == [1, 2, 3]  # now held whole, in first-seen order
     ok = CounterDispatches(_counter_file(tmp_path, "sorted") / "5_counter_collection.csv")
     assert [d.index for d in ok] == [1, 2, 3]
+
+
+def test_gzipped_rocprofv3_outputs_are_found_and_read(tmp_path):
+    import gzip
+    import shutil
+
+    f, durations = _trace(tmp_path, 40)
+    with open(f, "rb") as src, gzip.open(str(f) + ".gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    f.unlink()
+    res = CliRunner().invoke(cli, ["validate", str(tmp_path), "--arch", "mi300x", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)[0]["count"] == 40
+    doc = CliRunner().invoke(cli, ["doctor", str(tmp_path), "--format", "json"])
+    assert doc.exit_code == 0 and json.loads(doc.output)["dispatches"] == 40

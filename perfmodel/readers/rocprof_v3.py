@@ -19,7 +19,11 @@ PATTERNS = ("*_counter_collection.csv", "*_kernel_trace.csv", "*_agent_info.csv"
 
 
 def find(path: Path, pattern: str) -> list[Path]:
-    return sorted(path.rglob(pattern)) if path.is_dir() else ([path] if path.match(pattern) else [])
+    """Files matching ``pattern`` or ``pattern.gz`` (gzip is read by content, see csvio)."""
+    pats = (pattern, pattern + ".gz")
+    if path.is_dir():
+        return sorted({f for pat in pats for f in path.rglob(pat)})
+    return [path] if any(path.match(pat) for pat in pats) else []
 
 
 def is_v3_dir(path: Path) -> bool:
