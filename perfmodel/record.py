@@ -155,30 +155,51 @@ class Prediction:
     def combine(cls, preds: list[Prediction]) -> Prediction:
         """One prediction for several dispatches of a kernel: amounts and times summed, the
         most common bound class."""
-        if len(preds) == 1:
-            return preds[0]
+        return cls.combine_runs([(p, 1) for p in preds])
+
+    @classmethod
+    def combine_runs(cls, runs: list[tuple[Prediction, int]]) -> Prediction:
+        """`combine` of a run-length list ``[(prediction, repeats), ...]`` in dispatch order: the
+        same sums, added in the same order, without a list entry per dispatch (a streamed
+        validation of a million dispatches keeps only the runs)."""
+        if len(runs) == 1 and runs[0][1] == 1:
+            return runs[0][0]
 
         def add(attr: str) -> dict[str, float]:
             acc: dict[str, float] = {}
-            for p in preds:
+            for p, n in runs:
                 for k, v in getattr(p, attr).items():
-                    acc[k] = acc.get(k, 0.0) + v
+                    s = acc.get(k, 0.0)
+                    for _ in range(n):  # repeated addition: the sums of the dispatch-by-dispatch order
+                        s += v
+                    acc[k] = s
             return acc
 
-        first = preds[0]
+        def total(attr: str):
+            s = 0
+            for p, n in runs:
+                v = getattr(p, attr)
+                for _ in range(n):
+                    s += v
+            return s
+
+        bounds: Counter = Counter()
+        for p, n in runs:
+            bounds[p.bound] += n
+        first = runs[0][0]
         return cls(
             arch=first.arch,
             kernel=first.kernel,
             dtype=first.dtype,
             shape=first.shape,
-            time_s=sum(p.time_s for p in preds),
-            bound=Counter(p.bound for p in preds).most_common(1)[0][0],
+            time_s=total("time_s"),
+            bound=bounds.most_common(1)[0][0],
             flops_by=add("flops_by"),
             bytes_read=add("bytes_read"),
             bytes_write=add("bytes_write"),
             bytes=add("bytes"),
             terms_s=add("terms_s"),
-            roofline_time_s=sum(p.roofline_time_s for p in preds),
+            roofline_time_s=total("roofline_time_s"),
             roofline_bound=first.roofline_bound,
             memory_level=first.memory_level,
             rates_used=first.rates_used,

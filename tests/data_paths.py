@@ -29,3 +29,8 @@ VCOPY_MI300X_LONG = VCOPY_2025 / "MI300X_A1_rocpd" / "pmc_perf.csv"
 GFX1153_LONG = (
     ROCPROF / "rocm-systems/index_2026/tests/workloads/ipblocks_CU/RDNA35_KRACKAN2/results_pmc_perf_1.csv"
 )
+
+# rocm-systems 2026 index: the sysinfo.csv of two RDNA 3.5 APU workloads (gfx1151 Strix Halo,
+# gfx1153 Krackan 2); the Krackan 2 one is from the same machine and commit as GFX1153_LONG
+RDNA35_HALO_SYSINFO = ROCPROF / "rocm-systems/index_2026/tests/workloads/dispatch_0/RDNA35_HALO/sysinfo.csv"
+RDNA35_KRACKAN2_SYSINFO = ROCPROF / "rocm-systems/index_2026/tests/workloads/kernel/RDNA35_KRACKAN2/sysinfo.csv"

@@ -46,7 +46,7 @@ def test_wheel_contents(wheel):
     shipped = sorted(
         Path(n).stem for n in names if n.startswith("perfmodel/_data/archspecs/") and n.endswith(".yaml")
     )
-    assert shipped == KEYS and len(KEYS) == 19
+    assert shipped == KEYS and len(KEYS) == 22
     assert "perfmodel/cli/main.py" in names
     assert not any(n.startswith("tests/") for n in names)
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -68,7 +68,7 @@ def test_wheel_in_clean_venv(wheel, tmp_path):
         "import json, perfmodel\n"
         "from perfmodel.arch import load_arch, arch_keys, archspec_dir\n"
         "a = load_arch('mi300x')\n"
-        "assert len(arch_keys()) == 19, arch_keys()\n"
+        "assert len(arch_keys()) == 22, arch_keys()\n"
         "print(json.dumps({'name': a.name, 'pkg': perfmodel.__file__, 'specs': str(archspec_dir()),"
         " 'bf16': a.peak_flops('mfma', 'bf16')}))\n"
     )

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "kernels": ("perfmodel.cli.cmd_kernels", "kernels_command", "Kernel model families and their case keys (predict)."),
     "kernel": ("perfmodel.cli.cmd_kernel", "kernel_group", "Included Triton kernels: list, inspect compiled code."),
     "profile": ("perfmodel.cli.cmd_profile", "profile_command", "Plan (and run) the rocprofv3 measurement."),
+    "doctor": ("perfmodel.cli.cmd_doctor", "doctor_command", "What produced a profile, what it holds and lacks."),
 }
 
 

@@ -22,6 +22,62 @@ def _add(into: dict[str, float], other: dict[str, float]) -> None:
         into[k] = into.get(k, 0.0) + v
 
 
+class Aggregator:
+    """The per-group sums of :func:`aggregate`, built one measurement at a time: memory grows
+    with the number of groups (kernels), not with the number of dispatches."""
+
+    def __init__(self, key: Callable[[Measurement], str] = lambda m: m.kernel):
+        self.key = key
+        self._groups: dict[str, dict] = {}
+
+    def add(self, m: Measurement) -> None:
+        name = self.key(m)
+        g = self._groups.get(name)
+        if g is None:
+            a = Measurement(kernel=name, dispatch=m.dispatch, gfx=m.gfx, count=0, source=m.source)
+            g = self._groups[name] = {
+                "a": a, "untimed": 0, "time": 0, "cycles": 0, "waves": 0,
+                "sources": set(), "flags": set(), "notes": set(),
+            }  # fmt: skip
+        a = g["a"]
+        a.count += 1
+        _add(a.flops, m.flops)
+        _add(a.iops, m.iops)
+        _add(a.bytes_read, m.bytes_read)
+        _add(a.bytes_write, m.bytes_write)
+        _add(a.bytes_unsplit, m.bytes_unsplit)
+        if m.time_s is None:
+            g["untimed"] += 1
+        elif g["time"] is not None:
+            g["time"] += m.time_s
+        g["cycles"] = None if m.cycles is None or g["cycles"] is None else g["cycles"] + m.cycles
+        g["waves"] = None if m.waves is None or g["waves"] is None else g["waves"] + m.waves
+        if m.time_source:
+            g["sources"].add(m.time_source)
+        g["flags"].update(m.flags)
+        g["notes"].update(m.notes)
+
+    def result(self) -> list[Measurement]:
+        out = []
+        for g in self._groups.values():
+            a = g["a"]
+            if g["untimed"]:
+                a.flags.append(f"time-missing: {g['untimed']} of {a.count} dispatches have no usable time")
+            else:
+                a.time_s = g["time"]
+            if g["cycles"] is not None:
+                a.cycles = g["cycles"]
+                if a.time_s and a.cycles > 0:
+                    a.clock_hz = a.cycles / a.time_s
+            if g["waves"] is not None:
+                a.waves = g["waves"]
+            a.time_source = "; ".join(sorted(g["sources"]))
+            a.flags += sorted(g["flags"])
+            a.notes += sorted(g["notes"])
+            out.append(a)
+        return out
+
+
 def aggregate(
     measurements: Iterable[Measurement], key: Callable[[Measurement], str] = lambda m: m.kernel
 ) -> list[Measurement]:
@@ -30,38 +86,10 @@ def aggregate(
     If any dispatch of a group has no usable time the group's time is None (a partial sum
     would overstate the rate) and a flag says how many lacked it.
     """
-    groups: dict[str, list[Measurement]] = {}
+    agg = Aggregator(key)
     for m in measurements:
-        groups.setdefault(key(m), []).append(m)
-    out = []
-    for name, ms in groups.items():
-        a = Measurement(
-            kernel=name, dispatch=ms[0].dispatch, gfx=ms[0].gfx, count=len(ms), source=ms[0].source
-        )
-        for m in ms:
-            _add(a.flops, m.flops)
-            _add(a.iops, m.iops)
-            _add(a.bytes_read, m.bytes_read)
-            _add(a.bytes_write, m.bytes_write)
-            _add(a.bytes_unsplit, m.bytes_unsplit)
-        untimed = sum(1 for m in ms if m.time_s is None)
-        if untimed:
-            a.flags.append(f"time-missing: {untimed} of {len(ms)} dispatches have no usable time")
-        else:
-            a.time_s = sum(m.time_s for m in ms)  # type: ignore[misc]
-        cyc = [m.cycles for m in ms]
-        if all(c is not None for c in cyc):
-            a.cycles = sum(cyc)  # type: ignore[arg-type]
-            if a.time_s and a.cycles > 0:
-                a.clock_hz = a.cycles / a.time_s
-        waves = [m.waves for m in ms]
-        if all(w is not None for w in waves):
-            a.waves = sum(waves)  # type: ignore[arg-type]
-        a.time_source = "; ".join(sorted({m.time_source for m in ms if m.time_source}))
-        a.flags += sorted({f for m in ms for f in m.flags})
-        a.notes += sorted({n for m in ms for n in m.notes})
-        out.append(a)
-    return out
+        agg.add(m)
+    return agg.result()
 
 
 def _valu(m: Measurement) -> float:

@@ -45,18 +45,52 @@ def derive(
     return m
 
 
+# Results for dispatches without counters (a kernel trace): they depend only on the formula set
+# and the constants, so they are computed once and replayed (1 M trace rows, one evaluation).
+_NO_COUNTERS: dict[tuple, Measurement] = {}
+
+
 def _quantities(m: Measurement, d: Dispatch, fs: FormulaSet, consts: Mapping[str, float]) -> None:
     """Evaluate every quantity with its first alternative whose names are all known.
 
     A quantity none of whose counters was collected is left out (one note lists them all);
     a division by zero leaves it out too, with a note, rather than failing the whole file.
     """
+    if not d.counters:
+        key = (fs.gfx, fs.files, id(fs), tuple(sorted(consts.items())))
+        done = _NO_COUNTERS.get(key)
+        if done is None:
+            done = Measurement(kernel="", dispatch=0, gfx=fs.gfx)
+            _evaluate(done, d, fs, consts)
+            if len(_NO_COUNTERS) > 64:
+                _NO_COUNTERS.clear()
+            _NO_COUNTERS[key] = done
+        _replay(m, done)
+        return
+    _evaluate(m, d, fs, consts)
+
+
+def _replay(m: Measurement, done: Measurement) -> None:
+    """Copy what `_evaluate` put on ``done`` onto ``m`` (fresh containers: ``m`` may be edited)."""
+    for name, value in vars(done).items():
+        if name in ("kernel", "dispatch", "gfx", "source", "time_source"):
+            continue
+        if isinstance(value, dict):
+            getattr(m, name).update(value)
+        elif isinstance(value, list):
+            getattr(m, name).extend(value)
+        elif value is not None:
+            setattr(m, name, value)
+
+
+def _evaluate(m: Measurement, d: Dispatch, fs: FormulaSet, consts: Mapping[str, float]) -> None:
     env = {**consts, **d.counters}
     not_collected = []
     for key, q in fs.quantities.items():
         alt = next((a for a in q.alternatives if a.expr.names <= env.keys()), None)
         if alt is None:
-            _check_not_partial(key, q, d, consts, env)
+            if d.counters:  # a dispatch without counters (kernel trace) cannot be partial
+                _check_not_partial(key, q, d, consts, env)
             not_collected.append(key)
             continue
         try:
@@ -141,10 +175,18 @@ def derive_workload(
         raise InputError(
             "gfx target unknown (no sysinfo.csv or agent info); pass gfx=", where=wl.path, key="gfx"
         )
+    return [m for _d, m in iter_derive(wl, target, peaks=peaks)]
+
+
+def iter_derive(wl: Workload, gfx: str | None = None, *, peaks: Mapping[str, float] | None = None):
+    """(dispatch, measurement) pairs, one at a time, in file order (for streaming callers)."""
+    target = gfx or wl.gfx
+    if not target:
+        raise InputError(
+            "gfx target unknown (no sysinfo.csv or agent info); pass gfx=", where=wl.path, key="gfx"
+        )
     fs = load(target)
     consts = constants_from(wl.sysinfo)
     sclk = wl.sysinfo.get("max_sclk_mhz") if wl.sysinfo else None
-    return [
-        derive(d, fs, constants=consts, peaks=peaks, max_sclk_hz=sclk * 1e6 if sclk else None)
-        for d in wl.dispatches
-    ]
+    for d in wl.dispatches:
+        yield d, derive(d, fs, constants=consts, peaks=peaks, max_sclk_hz=sclk * 1e6 if sclk else None)

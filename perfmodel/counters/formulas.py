@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from perfmodel.counters.expr import Expr, ExprError, parse
@@ -37,9 +37,9 @@ class CounterFormula:
     alternatives: tuple[Alternative, ...]
     doc: str = ""
 
-    @property
+    @cached_property
     def counters(self) -> frozenset[str]:
-        """Every name any alternative reads (constants included)."""
+        """Every name any alternative reads (constants included); computed once."""
         out: set[str] = set()
         for a in self.alternatives:
             out |= a.expr.names
@@ -56,11 +56,18 @@ class FormulaSet:
     files: tuple[str, ...] = ()
 
     def counters(self) -> set[str]:
-        """Counter names the formulas may read (for readers that keep only what is needed)."""
-        out: set[str] = set()
-        for q in self.quantities.values():
-            out |= q.counters
-        return out - set(self.constants)
+        """Counter names the formulas may read (for readers that keep only what is needed).
+
+        Computed once per formula set (it is asked once per dispatch); a fresh set is returned.
+        """
+        cached = self.__dict__.get("_counters")
+        if cached is None:
+            out: set[str] = set()
+            for q in self.quantities.values():
+                out |= q.counters
+            cached = frozenset(out - set(self.constants))
+            object.__setattr__(self, "_counters", cached)
+        return set(cached)
 
 
 def available_targets() -> list[str]:

@@ -66,6 +66,51 @@ def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
     return [_finish(p, path.name) for p in pending.values()]
 
 
+class NotContiguous(Exception):
+    """A dispatch's rows are not together (or its ID went back): `iter_read` cannot stream the
+    file; read it whole with `read` instead."""
+
+
+def iter_read(path: Path, *, keep: Container[str] | None = None):
+    """The dispatches of one long CSV one at a time, holding only the dispatch being read.
+
+    rocprofv3 writes each dispatch's rows together, in increasing dispatch ID; a file that does
+    not (a dispatch ID lower than or equal to the previous one, once that dispatch is finished)
+    raises NotContiguous, and the caller falls back to `read`. Same dispatches as `read`.
+    """
+    where = str(path)
+    header, rows = csvio.rows(path)
+    csvio.require(
+        header,
+        ("Kernel_Name", "Dispatch_ID", "Counter_Name", "Counter_Value"),
+        where,
+        "a long-format counter CSV",
+    )
+    col = csvio.columns(header)
+    has_time = "Start_Timestamp" in col and "End_Timestamp" in col
+    gpus: set[str] = set()
+    cur_key: tuple[str, str] | None = None
+    cur: _Pending | None = None
+    last_id: int | None = None
+    for line, row in rows:
+        cells = csvio.Cells(row, col, where, line)
+        gpu = cells.text("GPU_ID").strip()
+        csvio.check_one_gpu(gpus, gpu, where)
+        key = (gpu, cells.text("Dispatch_ID").strip())
+        if key != cur_key:
+            if cur is not None:
+                yield _finish(cur, path.name)
+            cur = _Pending(_dispatch(cells, gpu))
+            if last_id is not None and cur.dispatch.index <= last_id:
+                raise NotContiguous(f"{where}: line {line}: dispatch {cur.dispatch.index} after {last_id}")
+            last_id, cur_key = cur.dispatch.index, key
+        pkey = _note_pass(cells, cur) if has_time else ("", "")
+        _add_counter(cells, cur.passes.setdefault(pkey, {}), keep)
+    if cur is None:
+        raise InputError("no data rows (header only)", where=where)
+    yield _finish(cur, path.name)
+
+
 def _dispatch(cells: csvio.Cells, gpu: str) -> Dispatch:
     """Identity and geometry from the first row of a dispatch (the others repeat them)."""
     return Dispatch(

@@ -19,7 +19,11 @@ PATTERNS = ("*_counter_collection.csv", "*_kernel_trace.csv", "*_agent_info.csv"
 
 
 def find(path: Path, pattern: str) -> list[Path]:
-    return sorted(path.rglob(pattern)) if path.is_dir() else ([path] if path.match(pattern) else [])
+    """Files matching ``pattern`` or ``pattern.gz`` (gzip is read by content, see csvio)."""
+    pats = (pattern, pattern + ".gz")
+    if path.is_dir():
+        return sorted({f for pat in pats for f in path.rglob(pat)})
+    return [path] if any(path.match(pat) for pat in pats) else []
 
 
 def is_v3_dir(path: Path) -> bool:
@@ -35,32 +39,110 @@ def refuse_agent_info(path: Path) -> Workload:
 
 def read_kernel_trace(path: Path) -> list[Dispatch]:
     """Timing-only dispatches of a kernel trace (no counters)."""
+    return list(iter_kernel_trace(path))
+
+
+def iter_kernel_trace(path: Path):
+    """The dispatches of a kernel trace one at a time, in file order (nothing kept)."""
     where = str(path)
     header, rows = csvio.rows(path)
     csvio.require(header, ("Kernel_Name", "Start_Timestamp", "End_Timestamp"), where, "a kernel trace")
     col = csvio.columns(header)
-    out = []
+    per_axis = "Grid_Size_X" in col  # rocprofv3 writes the grid per axis
+    time_source = f"{path.name} (kernel trace)"
+    n = 0
     for line, row in rows:
         cells = csvio.Cells(row, col, where, line)
-        grid = (  # rocprofv3 writes the grid per axis
+        grid = (
             int(math.prod(cells.number(f"Grid_Size_{axis}", 1) for axis in "XYZ"))
-            if "Grid_Size_X" in col
+            if per_axis
             else int(cells.number("Grid_Size"))
         )
         d = Dispatch(
             kernel=csvio.clean_kernel(cells.text("Kernel_Name")),
-            index=int(cells.number("Dispatch_ID", len(out))),
+            index=int(cells.number("Dispatch_ID", n)),
             grid=grid,
             gpu=cells.text("GPU_ID").strip(),
             source=where,
-            time_source=f"{path.name} (kernel trace)",
+            time_source=time_source,
         )
         d.begin_ns = cells.timestamp("Start_Timestamp", d.flags)
         d.end_ns = cells.timestamp("End_Timestamp", d.flags)
-        out.append(d)
-    if not out:
+        n += 1
+        yield d
+    if not n:
         raise InputError("no data rows (header only)", where=where)
-    return out
+
+
+class Restart(Exception):
+    """A streamed counter file turned out not to be streamable after dispatches were handed out:
+    the consumer starts again (the dispatches are now held in a list)."""
+
+
+class CounterDispatches:
+    """The dispatches of one rocprofv3 counter-collection CSV, streamed (`long_csv.iter_read`)
+    when its rows come dispatch by dispatch, as rocprofv3 writes them. If they do not, the file
+    is read whole once and a streaming pass in progress raises Restart. Indexing, len() and
+    `materialize` give the list."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._list: list[Dispatch] | None = None
+
+    def materialize(self) -> list[Dispatch]:
+        if self._list is None:
+            try:
+                self._list = list(long_csv.iter_read(self.path))
+            except long_csv.NotContiguous:
+                self._list = long_csv.read(self.path)
+        return self._list
+
+    def __iter__(self):
+        if self._list is not None:
+            yield from self._list
+            return
+        try:
+            yield from long_csv.iter_read(self.path)
+        except long_csv.NotContiguous:
+            self._list = long_csv.read(self.path)
+            raise Restart(str(self.path)) from None
+
+    def __bool__(self) -> bool:
+        return bool(self._list) if self._list is not None else any(True for _ in self._head())
+
+    def _head(self):
+        try:
+            yield next(iter(long_csv.iter_read(self.path)))
+        except (StopIteration, long_csv.NotContiguous):
+            return
+
+    def __len__(self) -> int:
+        return len(self.materialize())
+
+    def __getitem__(self, i):
+        return self.materialize()[i]
+
+
+class TraceDispatches:
+    """The dispatches of kernel-trace files without counters, read again on every pass and never
+    held in memory: `perfmodel validate` aggregates them per kernel as they stream by. Indexing
+    and len() read the files (for tests and small inputs)."""
+
+    def __init__(self, paths: list[Path]):
+        self.paths = list(paths)
+
+    def __iter__(self):
+        for p in self.paths:
+            yield from iter_kernel_trace(p)
+
+    def __bool__(self) -> bool:
+        return any(True for _ in self)  # stops at the first dispatch
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __getitem__(self, i):
+        return list(self)[i]
 
 
 def read_agent_info(path: Path) -> dict:
@@ -108,18 +190,21 @@ def read(path: Path) -> Workload:
         wl.gfx = wl.sysinfo.get("gfx", "")
     # counter passes planned by `perfmodel profile` (out/pass_N/) are one run each: join them
     passes = [p for p in counters if re.fullmatch(r"pass_\d+", p.parent.name)]
-    for p in counters:
-        if p not in passes:
+    lone = [p for p in counters if p not in passes]
+    if len(lone) == 1 and not passes and not traces:
+        wl.dispatches = CounterDispatches(lone[0])  # streamed: see CounterDispatches
+    else:
+        for p in lone:
             wl.dispatches += long_csv.read(p)
     if passes:
         wl.dispatches += join.merge_passes(None, [long_csv.read(p) for p in passes], f"{len(passes)} counter passes")
     if traces:
-        timing = [d for p in traces for d in read_kernel_trace(p)]
         if wl.dispatches:
+            timing = [d for p in traces for d in read_kernel_trace(p)]
             n = join.apply_timing(wl.dispatches, timing, f"{traces[0].name} (kernel trace)")
             wl.notes.append(f"kernel trace matched {n} of {len(wl.dispatches)} counter dispatches")
         else:
-            wl.dispatches = timing
+            wl.dispatches = TraceDispatches(traces)  # streamed: see TraceDispatches
     if not wl.dispatches:
         raise InputError("no rocprofv3 counter collection or kernel trace found", where=str(path))
     return wl

@@ -16,6 +16,7 @@ from pathlib import Path
 from perfmodel.arch import Arch
 from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction, predict_on
+from perfmodel.readers.rocprof_v3 import Restart
 from perfmodel.validate.compare import compare
 from perfmodel.validate.identify import Manifest, compile_regex, identify, load_manifest, short_name
 from perfmodel.validate.workload_arch import pick_arch
@@ -101,35 +102,32 @@ def validate(
     top: int | None = None,
 ) -> Validation:
     """Read a workload, derive measurements, identify kernels, predict them and compare."""
-    from perfmodel.counters import aggregate, derive_workload
+    from perfmodel.counters import derive_workload
     from perfmodel.rates import achievable_rates
 
     man = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
     wl = _open(path)
     a, notes = pick_arch(wl, arch, sclk_mhz, cus)
     ach, peak = achievable_rates(a)
-    ms = derive_workload(wl, None if wl.gfx else a.gfx, peaks=peak)
     flt = None
     if kernel_filter:
         flt = compile_regex(kernel_filter, None, "--kernel")
-    ident, preds = _predict_dispatches(wl, a, man)
+    target = None if wl.gfx else a.gfx
     rows: list[dict] = []
+    time_sources: set[str] = set()
     if per_dispatch:
+        if hasattr(wl.dispatches, "materialize"):
+            wl.dispatches = wl.dispatches.materialize()
+        ms = derive_workload(wl, target, peaks=peak)
+        ident, preds = _predict_dispatches(wl, a, man)
         for i, m in enumerate(ms):
             rows.append(_row(m, [preds[i]] if preds[i] else [], ident[i], a, ach, peak))
+        time_sources = {d.time_source for d in wl.dispatches}
     else:
-        by_kernel: dict[str, list[int]] = {}
-        for i, m in enumerate(ms):
-            by_kernel.setdefault(m.kernel, []).append(i)
-        for agg in aggregate(ms):
-            idx = by_kernel[agg.kernel]
-            ps = [preds[i] for i in idx]
-            ok = all(ps)
-            if not ok and any(ps):
-                agg.notes.append(
-                    f"{sum(1 for x in ps if x)} of {len(ps)} dispatches identified: no prediction for the kernel"
-                )
-            rows.append(_row(agg, ps if ok else [], ident[idx[0]], a, ach, peak))
+        try:
+            rows, time_sources = _per_kernel(wl, target, a, man, ach, peak)
+        except Restart:  # a counter file that could not be streamed: now read whole, go again
+            rows, time_sources = _per_kernel(wl, target, a, man, ach, peak)
     if flt is not None:
         rows = [r for r in rows if flt.search(r["kernel"])]
     if top:
@@ -137,13 +135,57 @@ def validate(
         ids = {id(r) for r in keep}
         rows = [r for r in rows if id(r) in ids]
     notes += [n for n in wl.notes if n]
-    inflated = sorted({d.time_source for d in wl.dispatches if _counter_pass_timing(d.time_source)})
+    inflated = sorted({s for s in time_sources if _counter_pass_timing(s)})
     if inflated:
         notes.append(
             "no counter-free timing: durations come from counter-collection passes, which counter overhead"
             f" inflates ({'; '.join(inflated)[:200]})"
         )
     return Validation(str(path), a, rows, per_dispatch, notes)
+
+
+def _per_kernel(wl, target, a: Arch, man, ach: dict, peak: dict) -> tuple[list[dict], set[str]]:
+    """Per-kernel rows, aggregated while reading: nothing is kept per dispatch."""
+    from perfmodel.counters.aggregate import Aggregator
+    from perfmodel.counters.derive import iter_derive
+
+    rows: list[dict] = []
+    time_sources: set[str] = set()
+    # per kernel, aggregated while reading: nothing is kept per dispatch
+    agg = Aggregator()
+    cache: dict[tuple, Prediction] = {}
+    # kernel -> [ident of its first dispatch, dispatches, identified, runs of (prediction, n)]
+    per: dict[str, list] = {}
+    for i, (d, m) in enumerate(iter_derive(wl, target, peaks=peak)):
+        time_sources.add(d.time_source)
+        agg.add(m)
+        case, how = identify(d, man)
+        pred = None
+        if case is not None:
+            k = _key(case)
+            pred = cache.get(k)
+            if pred is None:
+                pred = cache[k] = predict_on(
+                    case, a, i, source=f"dispatch {d.index} ({short_name(d.kernel)})"
+                )
+        st = per.get(m.kernel)
+        if st is None:
+            st = per[m.kernel] = [(case, how), 0, 0, []]
+        st[1] += 1
+        if pred is not None:
+            st[2] += 1
+            runs = st[3]
+            if runs and runs[-1][0] is pred:
+                runs[-1][1] += 1
+            else:
+                runs.append([pred, 1])
+    for m in agg.result():
+        first, n, known, runs = per[m.kernel]
+        ok = known == n
+        if not ok and known:
+            m.notes.append(f"{known} of {n} dispatches identified: no prediction for the kernel")
+        rows.append(_row(m, [(p, c) for p, c in runs] if ok else [], first, a, ach, peak))
+    return rows, time_sources
 
 
 def _counter_pass_timing(source: str) -> bool:
@@ -172,7 +214,8 @@ def _row(m, preds: list[Prediction], ident: tuple[dict | None, str], arch: Arch,
     _case, how = ident
     r["identified"] = how or None
     if preds:
-        pred = Prediction.combine(preds)
+        # a list of predictions (one per dispatch) or of (prediction, repeats) runs
+        pred = Prediction.combine_runs(preds) if isinstance(preds[0], tuple) else Prediction.combine(preds)
         r["case"] = pred.case
         r["predicted_time_us"] = pred.time_us
         r["bound"] = pred.bound
