@@ -69,47 +69,79 @@ def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, eng
     if importlib.util.find_spec("torch") is None:
         raise InputError("perfmodel model needs PyTorch: pip install 'perfmodel[torch]' (torch==2.13.0, CPU build)", key="torch")
     from perfmodel.frontend.analysis import analyze_model
-    from perfmodel.output import render
 
     arch_list = [a for spec in archs for a in spec.split(",") if a] or ["mi300x"]
+    _check_dtype(dtype)
+    a = analyze_model(model, arch_list, phase=phase, batch=batch, tokens=tokens, kv_len=kv_len, tp=tp, ep=ep, dtype=dtype,
+                      fused=fused, paged=paged, block_size=block_size, engine=engine)
+    if plot:
+        _plot(a, plot)
+    if fmt == "json":
+        text = _json_text(a)
+    elif fmt in ("jsonl", "csv") or show_ops:
+        text = _ops_text(a, fmt)
+    else:
+        title = f"perfmodel model {a.meta['model']} ({a.meta['phase']}, batch {batch}" + (
+            f", {tokens} tokens" if phase == "prefill" else f", kv-len {kv_len}") + (f", tp {tp}" if tp > 1 else "") + (
+            f", ep {ep}" if ep > 1 else "") + f", {a.meta['engine']})"
+        text = _summary_text(a, fmt, title, show_layers)
+    emit(text, output)
+
+
+def _check_dtype(dtype: str | None) -> None:
+    """Reject an unknown --dtype before tracing (which takes seconds)."""
+    from perfmodel.errors import InputError
+
     if dtype is not None:
         from perfmodel.dtypes import SIZE
 
         if dtype not in SIZE:
             raise InputError(f"expected one of {', '.join(SIZE)}, got {dtype!r}", key="--dtype")
-    a = analyze_model(model, arch_list, phase=phase, batch=batch, tokens=tokens, kv_len=kv_len, tp=tp, ep=ep, dtype=dtype,
-                      fused=fused, paged=paged, block_size=block_size, engine=engine)
-    if plot:
-        from perfmodel.plots.model_plot import plot_layers, plot_model_roofline
 
-        plot_layers(a, plot)
-        stem, dot, ext = plot.rpartition(".")
-        plot_model_roofline(a, a.archs[0], f"{stem}-roofline.{ext}" if dot else f"{plot}-roofline")
-    if fmt == "json":
-        s = a.summary()
-        text = render([{"meta": s["meta"], "totals": s["totals"], "ops": a.to_dicts(), "layers": s["layers"],
-                        "unsupported": s["unsupported"], "no_kernel": s["no_kernel"]}], "json")
-        text = text.strip()[1:-1].strip() + "\n"  # one object, not a list of one
-    elif fmt == "jsonl":
-        text = render(a.to_dicts(), "jsonl")
-    elif fmt == "csv" or show_ops:
-        rows = [{c: (_shape_text(r["shape"]) if c == "shape" else r.get(c)) for c in OP_COLUMNS} for r in a.rows]
-        text = render(rows, fmt, columns=OP_COLUMNS, title=None if fmt == "csv" else "perfmodel model: ops")
-    else:
-        title = f"perfmodel model {a.meta['model']} ({a.meta['phase']}, batch {batch}" + (
-            f", {tokens} tokens" if phase == "prefill" else f", kv-len {kv_len}") + (f", tp {tp}" if tp > 1 else "") + (
-            f", ep {ep}" if ep > 1 else "") + f", {a.meta['engine']})"
-        totals = a.totals()
-        cols = [c for c in TOTAL_COLUMNS if any(t.get(c) is not None for t in totals)]
-        text = render(totals, fmt, columns=cols, title=title)
-        text += "\n" + render(by_op_kind(a), fmt, columns=["arch", "op", "kernel", "bound", "count", "time_us", "share"],
-                              title="time by op (summed over layers)")
-        if show_layers:
-            lrows = [{"arch": ly["arch"], "layer": ly["layer"], "ops": ly["ops"], "time_us": ly["time_us"],
-                      **{f"{k}_us": v for k, v in ly["by_kernel"].items()}} for ly in a.layers()]
-            text += "\n" + render(lrows, fmt, title="time per layer")
-        if a.unsupported:
-            text += "\n" + render(a.unsupported[: 50], fmt, title=f"ops with no model ({len(a.unsupported)}; not in the totals)")
-        nk = ", ".join(f"{k} x{v}" for k, v in sorted(a.no_kernel.items()))
-        text += f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n"
-    emit(text, output)
+
+def _plot(a, plot: str) -> None:
+    """Time per layer to ``plot`` and the ops on the first arch's roofline to ``<plot>-roofline``."""
+    from perfmodel.plots.model_plot import plot_layers, plot_model_roofline
+
+    plot_layers(a, plot)
+    stem, dot, ext = plot.rpartition(".")
+    plot_model_roofline(a, a.archs[0], f"{stem}-roofline.{ext}" if dot else f"{plot}-roofline")
+
+
+def _json_text(a) -> str:
+    """One JSON object: meta, totals, every op, layers, what has no model or no kernel."""
+    from perfmodel.output import render
+
+    s = a.summary()
+    text = render([{"meta": s["meta"], "totals": s["totals"], "ops": a.to_dicts(), "layers": s["layers"],
+                    "unsupported": s["unsupported"], "no_kernel": s["no_kernel"]}], "json")
+    return text.strip()[1:-1].strip() + "\n"  # one object, not a list of one
+
+
+def _ops_text(a, fmt: str) -> str:
+    """Every op: all fields as JSON lines, else the op columns (csv, or --ops)."""
+    from perfmodel.output import render
+
+    if fmt == "jsonl":
+        return render(a.to_dicts(), "jsonl")
+    rows = [{c: (_shape_text(r["shape"]) if c == "shape" else r.get(c)) for c in OP_COLUMNS} for r in a.rows]
+    return render(rows, fmt, columns=OP_COLUMNS, title=None if fmt == "csv" else "perfmodel model: ops")
+
+
+def _summary_text(a, fmt: str, title: str, show_layers: bool) -> str:
+    """Totals per arch, time by op kind, optionally per layer, then what has no model or no kernel."""
+    from perfmodel.output import render
+
+    totals = a.totals()
+    cols = [c for c in TOTAL_COLUMNS if any(t.get(c) is not None for t in totals)]
+    text = render(totals, fmt, columns=cols, title=title)
+    text += "\n" + render(by_op_kind(a), fmt, columns=["arch", "op", "kernel", "bound", "count", "time_us", "share"],
+                          title="time by op (summed over layers)")
+    if show_layers:
+        lrows = [{"arch": ly["arch"], "layer": ly["layer"], "ops": ly["ops"], "time_us": ly["time_us"],
+                  **{f"{k}_us": v for k, v in ly["by_kernel"].items()}} for ly in a.layers()]
+        text += "\n" + render(lrows, fmt, title="time per layer")
+    if a.unsupported:
+        text += "\n" + render(a.unsupported[: 50], fmt, title=f"ops with no model ({len(a.unsupported)}; not in the totals)")
+    nk = ", ".join(f"{k} x{v}" for k, v in sorted(a.no_kernel.items()))
+    return text + f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n"

@@ -84,34 +84,16 @@ def profile_command(
     perfmodel profile gemm --set m=8192 --set n=8192 --set k=8192 --arch mi300x -o plan/
     perfmodel profile --cmd "./my_app --size 4096" --case "gemm m=4096 n=4096 k=4096" --arch mi300x -o plan/ --dry-run
     """
-    import shlex
     import shutil
     from pathlib import Path
 
     from perfmodel.cases import parse_kv
     from perfmodel.errors import InputError
-    from perfmodel.profile_plan import plan, rocprof_argv, write_plan
+    from perfmodel.profile_plan import plan, write_plan
 
     pwords = parse_kv(list(params), where="--set")
     if user_cmd:
-        if kernels or pwords:
-            raise InputError("give either --cmd with --case, or included KERNELS, not both", key="--cmd")
-        if not cases:
-            raise InputError(
-                "--cmd needs at least one --case 'KERNEL key=value ...' to know what to measure", key="--case"
-            )
-        ks = []
-        for i, c in enumerate(cases):
-            words = c.split()
-            if not words:
-                raise InputError("empty case", key="--case")
-            raw = parse_kv(words[1:], where=f"--case {i + 1}")
-            raw["kernel"] = words[0]
-            if dtype:
-                raw.setdefault("dtype", dtype)
-            ks.append({"name": words[0], "case": raw})
-        command = shlex.split(user_cmd)
-        regex = kernel_regex or ".*"
+        ks, command, regex = _user_cases(kernels, pwords, user_cmd, cases, kernel_regex, dtype)
     else:
         from perfmodel.inspect.catalog import require_triton
 
@@ -126,6 +108,43 @@ def profile_command(
             "no rocprofv3 or no AMD GPU (/dev/kfd) here; use --dry-run to write the plan", key="profile"
         )
     files = write_plan(p, out)
+    _echo_plan(p, files)
+    if dry_run:
+        _echo_next_steps(p, out)
+    else:
+        _run_rocprof(p, out)
+
+
+def _user_cases(kernels, pwords: dict, user_cmd: str, cases, kernel_regex: str | None,
+                dtype: str | None) -> tuple[list[dict], list[str], str]:  # fmt: skip
+    """(kernels to plan, command, include regex) for --cmd: the cases come from --case, since
+    perfmodel cannot see what the user's command launches."""
+    import shlex
+
+    from perfmodel.cases import parse_kv
+    from perfmodel.errors import InputError
+
+    if kernels or pwords:
+        raise InputError("give either --cmd with --case, or included KERNELS, not both", key="--cmd")
+    if not cases:
+        raise InputError(
+            "--cmd needs at least one --case 'KERNEL key=value ...' to know what to measure", key="--case"
+        )
+    ks = []
+    for i, c in enumerate(cases):
+        words = c.split()
+        if not words:
+            raise InputError("empty case", key="--case")
+        raw = parse_kv(words[1:], where=f"--case {i + 1}")
+        raw["kernel"] = words[0]
+        if dtype:
+            raw.setdefault("dtype", dtype)
+        ks.append({"name": words[0], "case": raw})
+    return ks, shlex.split(user_cmd), kernel_regex or ".*"
+
+
+def _echo_plan(p, files) -> None:
+    """The plan's summary: counters per pass against the per-block limits, notes, files written."""
     usage = p.pass_usage()
     click.echo(f"plan for {p.arch} ({p.gfx}): {len(p.kernels)} kernel(s), {len(p.quantities)} quantities, "
                f"{sum(len(x) for x in p.passes)} counters in {len(p.passes)} pass(es) + 1 timing pass")  # fmt: skip
@@ -138,13 +157,29 @@ def profile_command(
     for n in p.notes:
         click.echo(f"  note: {n}")
     click.echo("wrote " + ", ".join(str(f) for f in files))
-    if dry_run:
-        click.echo(
-            "run on the GPU machine: " + shlex.join(rocprof_argv(str(Path(out) / "input.yaml"), p.command))
-        )
-        click.echo("then: " + shlex.join(["perfmodel", "validate", str(Path(out) / "out"), "--arch", p.arch]))
-        return
+
+
+def _echo_next_steps(p, out) -> None:
+    """--dry-run: the commands to run on the GPU machine, then to compare."""
+    import shlex
+    from pathlib import Path
+
+    from perfmodel.profile_plan import rocprof_argv
+
+    click.echo(
+        "run on the GPU machine: " + shlex.join(rocprof_argv(str(Path(out) / "input.yaml"), p.command))
+    )
+    click.echo("then: " + shlex.join(["perfmodel", "validate", str(Path(out) / "out"), "--arch", p.arch]))
+
+
+def _run_rocprof(p, out) -> None:
+    """Run rocprofv3 on the plan here and say how to compare."""
+    import shlex
     import subprocess
+    from pathlib import Path
+
+    from perfmodel.errors import InputError
+    from perfmodel.profile_plan import rocprof_argv
 
     rc = subprocess.call(rocprof_argv(str(Path(out) / "input.yaml"), p.command))
     if rc != 0:

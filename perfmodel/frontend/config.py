@@ -70,22 +70,7 @@ def from_hf(cfg: dict, where: str, name: str | None = None, source: str = "") ->
     """A `ModelConfig` from the keys of a Hugging Face config.json."""
     if not isinstance(cfg, dict):
         raise InputError(f"expected a JSON object of config keys, got {type(cfg).__name__}", where=where)
-    mtype = str(cfg.get("model_type", "")).lower()
-    arches = " ".join(cfg.get("architectures") or [])
-    if "deepseek" in mtype or "Deepseek" in arches:
-        family = "deepseek"
-    elif "mixtral" in mtype or cfg.get("num_local_experts"):
-        family = "mixtral"
-    elif mtype in ("qwen2", "qwen3") or "Qwen" in arches:
-        family = "qwen2"
-    elif mtype in ("llama", "mistral", "") or "Llama" in arches or "Mistral" in arches:
-        family = "llama"
-    else:
-        raise InputError(
-            f"unsupported model_type {mtype!r}; expected a Llama-, Mixtral-, Qwen2- or DeepSeek-style decoder",
-            where=where,
-            key="model_type",
-        )
+    family, mtype = _family(cfg, where)
     hidden = _int(cfg, "hidden_size", where)
     heads = _int(cfg, "num_attention_heads", where)
     if hidden % heads and "head_dim" not in cfg:
@@ -108,11 +93,42 @@ def from_hf(cfg: dict, where: str, name: str | None = None, source: str = "") ->
     )
     if c.heads % c.kv_heads:
         raise InputError(f"num_attention_heads {c.heads} is not a multiple of num_key_value_heads {c.kv_heads}", where=where, key="num_key_value_heads")
-    if family == "mixtral":
+    _set_moe(c, cfg, where)
+    if c.experts and c.topk > c.experts:
+        raise InputError(f"num_experts_per_tok {c.topk} exceeds the {c.experts} experts", where=where, key="num_experts_per_tok")
+    return c
+
+
+def _family(cfg: dict, where: str) -> tuple[str, str]:
+    """(family, lower-case model_type): which decoder layout the config describes, from its
+    model_type or architectures (either may be missing in hand-written configs)."""
+    mtype = str(cfg.get("model_type", "")).lower()
+    arches = " ".join(cfg.get("architectures") or [])
+    if "deepseek" in mtype or "Deepseek" in arches:
+        family = "deepseek"
+    elif "mixtral" in mtype or cfg.get("num_local_experts"):
+        family = "mixtral"
+    elif mtype in ("qwen2", "qwen3") or "Qwen" in arches:
+        family = "qwen2"
+    elif mtype in ("llama", "mistral", "") or "Llama" in arches or "Mistral" in arches:
+        family = "llama"
+    else:
+        raise InputError(
+            f"unsupported model_type {mtype!r}; expected a Llama-, Mixtral-, Qwen2- or DeepSeek-style decoder",
+            where=where,
+            key="model_type",
+        )
+    return family, mtype
+
+
+def _set_moe(c: ModelConfig, cfg: dict, where: str) -> None:
+    """The experts of a Mixtral- or DeepSeek-style config, and DeepSeek's MLA dims (kv_lora_rank
+    set), onto ``c``; dense families keep the defaults."""
+    if c.family == "mixtral":
         c.experts = _int(cfg, "num_local_experts", where)
         c.topk = _int(cfg, "num_experts_per_tok", where)
         c.moe_inter = c.inter
-    if family == "deepseek":
+    if c.family == "deepseek":
         c.experts = _int(cfg, "n_routed_experts", where)
         c.topk = _int(cfg, "num_experts_per_tok", where)
         c.moe_inter = _int(cfg, "moe_intermediate_size", where)
@@ -125,9 +141,6 @@ def from_hf(cfg: dict, where: str, name: str | None = None, source: str = "") ->
             c.qk_rope_dim = _int(cfg, "qk_rope_head_dim", where)
             c.v_head_dim = _int(cfg, "v_head_dim", where)
             c.head_dim = c.qk_nope_dim + c.qk_rope_dim
-    if c.experts and c.topk > c.experts:
-        raise InputError(f"num_experts_per_tok {c.topk} exceeds the {c.experts} experts", where=where, key="num_experts_per_tok")
-    return c
 
 
 def load_config(name_or_path: str) -> ModelConfig:

@@ -22,6 +22,7 @@ What one forward pass issues is what an inference engine runs for one step of on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from perfmodel.errors import InputError
 from perfmodel.frontend.config import ModelConfig
@@ -67,38 +68,63 @@ class Step:
         return 1 if self.phase == "decode" else self.tokens
 
 
-def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
-    """The module and its example inputs (meta tensors) for one step of one rank."""
-    import torch
+@dataclass
+class _Ctx:
+    """What every module of one build shares (config, step, shapes, dtype, ops): one object
+    instead of a closure over build's locals, so each module class has its own small factory."""
+
+    cfg: ModelConfig
+    step: Step
+    dt: Any  # torch.dtype (torch is imported lazily)
+    P: Any  # perfmodel.frontend.ops namespace
+    B: int  # sequences
+    T: int  # new tokens per sequence
+    L: int  # keys attended per sequence
+    vllm: bool
+
+    def lin(self, i: int, o: int, bias: bool = False) -> Any:
+        """A Linear on the meta device in the traced dtype."""
+        from torch import nn
+
+        return nn.Linear(i, o, bias=bias, device="meta", dtype=self.dt)
+
+    def empty(self, *shape: int) -> Any:
+        """A static buffer (KV cache) on the meta device."""
+        import torch
+
+        return torch.empty(*shape, device="meta", dtype=self.dt)
+
+    def allreduce(self, x: Any) -> Any:
+        """The tensor-parallel all-reduce after a row-sharded projection (none at tp=1)."""
+        tp = self.step.tp
+        return self.P.collective(x, "allreduce", tp, 1.0) if tp > 1 else x
+
+
+def _rmsnorm_class(c: _Ctx) -> type:
+    """RMSNorm; with a residual it is vLLM's fused add + norm (one op)."""
     from torch import nn
     from torch.nn import functional as F
-
-    from perfmodel.frontend.ops import ops
-
-    P = ops()
-    step.check(cfg)
-    dt = getattr(torch, TORCH_DTYPES.get(dtype or cfg.dtype, "bfloat16"))
-    tp, ep = step.tp, step.ep
-    B, T = step.batch, step.new_tokens
-    L = step.kv_len + T  # keys attended per sequence
-    vllm = step.engine == "vllm"
-    meta = torch.device("meta")
-
-    def lin(i, o, bias=False):
-        return nn.Linear(i, o, bias=bias, device=meta, dtype=dt)
 
     class RMSNorm(nn.Module):
         def __init__(self, d):
             super().__init__()
-            self.weight = nn.Parameter(torch.empty(d, device=meta, dtype=dt))
+            self.weight = nn.Parameter(c.empty(d))
 
         def forward(self, x, residual=None):
             if residual is not None:  # vLLM: residual add fused into the norm
-                return P.fused_add_rms_norm(x, residual, self.weight)
+                return c.P.fused_add_rms_norm(x, residual, self.weight)
             return F.rms_norm(x, (x.shape[-1],), self.weight, 1e-6)
 
-    def allreduce(x):
-        return P.collective(x, "allreduce", tp, 1.0) if tp > 1 else x
+    return RMSNorm
+
+
+def _attention_class(c: _Ctx) -> type:
+    """GQA attention (Llama/Qwen/Mixtral): q/k/v projections, RoPE, the KV cache write, SDPA or
+    paged attention, o_proj and its all-reduce."""
+    from torch import nn
+    from torch.nn import functional as F
+
+    cfg, step, P, B, T, L, vllm, tp = c.cfg, c.step, c.P, c.B, c.T, c.L, c.vllm, c.step.tp
 
     class Attention(nn.Module):
         def __init__(self):
@@ -107,12 +133,12 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
             self.hk = max(1, cfg.kv_heads // tp)
             self.d = cfg.head_dim
             if vllm:
-                self.qkv_proj = lin(cfg.hidden, (self.h + 2 * self.hk) * self.d, cfg.qkv_bias)
+                self.qkv_proj = c.lin(cfg.hidden, (self.h + 2 * self.hk) * self.d, cfg.qkv_bias)
             else:
-                self.q_proj = lin(cfg.hidden, self.h * self.d, cfg.qkv_bias)
-                self.k_proj = lin(cfg.hidden, self.hk * self.d, cfg.qkv_bias)
-                self.v_proj = lin(cfg.hidden, self.hk * self.d, cfg.qkv_bias)
-            self.o_proj = lin(self.h * self.d, cfg.hidden)
+                self.q_proj = c.lin(cfg.hidden, self.h * self.d, cfg.qkv_bias)
+                self.k_proj = c.lin(cfg.hidden, self.hk * self.d, cfg.qkv_bias)
+                self.v_proj = c.lin(cfg.hidden, self.hk * self.d, cfg.qkv_bias)
+            self.o_proj = c.lin(self.h * self.d, cfg.hidden)
 
         def forward(self, x):
             h, hk, d = self.h, self.hk, self.d
@@ -125,8 +151,8 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
             k = k.view(B, T, hk, d).transpose(1, 2)
             v = v.view(B, T, hk, d).transpose(1, 2)
             q, k = P.rotary_embedding(q, k, step.kv_len)
-            kc = torch.empty(B, hk, L, d, device=meta, dtype=dt)  # the KV cache (static)
-            vc = torch.empty(B, hk, L, d, device=meta, dtype=dt)
+            kc = c.empty(B, hk, L, d)  # the KV cache (static)
+            vc = c.empty(B, hk, L, d)
             if vllm:
                 P.reshape_and_cache(k, v, kc, vc)
             else:
@@ -137,26 +163,36 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
             else:
                 k_, v_ = (kc, vc) if step.phase == "decode" or step.kv_len else (k, v)
                 o = F.scaled_dot_product_attention(q, k_, v_, is_causal=T > 1, enable_gqa=self.hk != self.h)
-            return allreduce(self.o_proj(o.transpose(1, 2).reshape(B, T, self.h * self.d)))
+            return c.allreduce(self.o_proj(o.transpose(1, 2).reshape(B, T, self.h * self.d)))
+
+    return Attention
+
+
+def _mla_class(c: _Ctx, RMSNorm: type) -> type:
+    """DeepSeek-V3 multi-head latent attention (see the module doc)."""
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    cfg, step, P, B, T, L, tp = c.cfg, c.step, c.P, c.B, c.T, c.L, c.step.tp
 
     class MLA(nn.Module):
         """DeepSeek-V3 multi-head latent attention (see the module doc)."""
 
         def __init__(self):
             super().__init__()
-            c = cfg
-            self.h = c.heads // tp
-            self.nope, self.rope, self.vd, self.r = c.qk_nope_dim, c.qk_rope_dim, c.v_head_dim, c.kv_lora_rank
-            if c.q_lora_rank:
-                self.q_a_proj = lin(c.hidden, c.q_lora_rank)
-                self.q_a_norm = RMSNorm(c.q_lora_rank)
-                self.q_b_proj = lin(c.q_lora_rank, self.h * (self.nope + self.rope))
+            self.h = cfg.heads // tp
+            self.nope, self.rope, self.vd, self.r = cfg.qk_nope_dim, cfg.qk_rope_dim, cfg.v_head_dim, cfg.kv_lora_rank
+            if cfg.q_lora_rank:
+                self.q_a_proj = c.lin(cfg.hidden, cfg.q_lora_rank)
+                self.q_a_norm = RMSNorm(cfg.q_lora_rank)
+                self.q_b_proj = c.lin(cfg.q_lora_rank, self.h * (self.nope + self.rope))
             else:  # no query compression (DeepSeek-V2-Lite)
-                self.q_proj = lin(c.hidden, self.h * (self.nope + self.rope))
-            self.kv_a_proj = lin(c.hidden, self.r + self.rope)
+                self.q_proj = c.lin(cfg.hidden, self.h * (self.nope + self.rope))
+            self.kv_a_proj = c.lin(cfg.hidden, self.r + self.rope)
             self.kv_a_norm = RMSNorm(self.r)
-            self.kv_b_proj = lin(self.r, self.h * (self.nope + self.vd))
-            self.o_proj = lin(self.h * self.vd, c.hidden)
+            self.kv_b_proj = c.lin(self.r, self.h * (self.nope + self.vd))
+            self.o_proj = c.lin(self.h * self.vd, cfg.hidden)
 
         def forward(self, x):
             h, nope, rope, vd, r = self.h, self.nope, self.rope, self.vd, self.r
@@ -166,7 +202,7 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
             latent = self.kv_a_norm(kv[..., :r])
             k_rope = kv[..., r:].reshape(B, 1, T, rope)
             q_rope, k_rope = P.rotary_embedding(q[..., nope:], k_rope, step.kv_len)
-            cache = torch.empty(B, 1, L, r + rope, device=meta, dtype=dt)  # latent + rope key per token
+            cache = c.empty(B, 1, L, r + rope)  # latent + rope key per token
             cache[:, :, L - T :, :r].copy_(latent.view(B, 1, T, r))
             cache[:, :, L - T :, r:].copy_(k_rope)
             if step.phase == "prefill" and not step.kv_len:
@@ -182,24 +218,43 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
                 o_lat = F.scaled_dot_product_attention(qf, cache, cache[..., :r], is_causal=T > 1, enable_gqa=True)
                 o = torch.bmm(o_lat.permute(1, 0, 2, 3).reshape(h, B * T, r), w[:, nope:, :].transpose(1, 2))
                 o = o.view(h, B, T, vd).permute(1, 0, 2, 3)
-            return allreduce(self.o_proj(o.transpose(1, 2).reshape(B, T, h * vd)))
+            return c.allreduce(self.o_proj(o.transpose(1, 2).reshape(B, T, h * vd)))
+
+    return MLA
+
+
+def _mlp_class(c: _Ctx) -> type:
+    """The gated (SiLU) MLP, sharded over tp; vLLM fuses gate and up into one GEMM."""
+    from torch import nn
+    from torch.nn import functional as F
+
+    cfg, P, vllm, tp = c.cfg, c.P, c.vllm, c.step.tp
 
     class MLP(nn.Module):
         def __init__(self, inter):
             super().__init__()
             if vllm:
-                self.gate_up_proj = lin(cfg.hidden, 2 * (inter // tp))
+                self.gate_up_proj = c.lin(cfg.hidden, 2 * (inter // tp))
             else:
-                self.gate_proj = lin(cfg.hidden, inter // tp)
-                self.up_proj = lin(cfg.hidden, inter // tp)
-            self.down_proj = lin(inter // tp, cfg.hidden)
+                self.gate_proj = c.lin(cfg.hidden, inter // tp)
+                self.up_proj = c.lin(cfg.hidden, inter // tp)
+            self.down_proj = c.lin(inter // tp, cfg.hidden)
 
         def forward(self, x, reduce=True):
             if vllm:
                 y = self.down_proj(P.silu_and_mul(self.gate_up_proj(x)))
             else:
                 y = self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
-            return allreduce(y) if reduce else y
+            return c.allreduce(y) if reduce else y
+
+    return MLP
+
+
+def _moe_class(c: _Ctx, MLP: type) -> type:
+    """The routed experts as one op, the all-to-alls around them (ep > 1), the shared experts."""
+    from torch import nn
+
+    cfg, P, tp, ep = c.cfg, c.P, c.step.tp, c.step.ep
 
     class MoE(nn.Module):
         def __init__(self):
@@ -207,9 +262,9 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
             self.local = cfg.experts // ep
             self.inter = cfg.moe_inter // (tp if ep == 1 else 1)
             # expert weights (gate+up, down) for the parameter count; the op reads them itself
-            self.w13 = nn.Parameter(torch.empty(self.local, 2 * self.inter, cfg.hidden, device=meta, dtype=dt))
-            self.w2 = nn.Parameter(torch.empty(self.local, cfg.hidden, self.inter, device=meta, dtype=dt))
-            self.router = nn.Parameter(torch.empty(cfg.experts, cfg.hidden, device=meta, dtype=dt))
+            self.w13 = nn.Parameter(c.empty(self.local, 2 * self.inter, cfg.hidden))
+            self.w2 = nn.Parameter(c.empty(self.local, cfg.hidden, self.inter))
+            self.router = nn.Parameter(c.empty(cfg.experts, cfg.hidden))
             self.shared = MLP(cfg.moe_inter * cfg.shared_experts) if cfg.shared_experts else None
 
         def forward(self, x):
@@ -220,13 +275,26 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
                 y = P.collective(y, "alltoall", ep, scale)
             if self.shared is not None:
                 y = y + self.shared(x, reduce=False)
-            return allreduce(y) if ep == 1 else y
+            return c.allreduce(y) if ep == 1 else y
+
+    return MoE
+
+
+def _layer_class(c: _Ctx, RMSNorm: type) -> type:
+    """One decoder layer: norm, attention (GQA or MLA), norm, MLP or MoE; vLLM carries the
+    residual into the next fused add + norm instead of adding it here."""
+    from torch import nn
+
+    cfg, vllm = c.cfg, c.vllm
+    Attn = _mla_class(c, RMSNorm) if cfg.mla else _attention_class(c)
+    MLP = _mlp_class(c)
+    MoE = _moe_class(c, MLP)
 
     class Layer(nn.Module):
         def __init__(self, i):
             super().__init__()
             self.input_layernorm = RMSNorm(cfg.hidden)
-            self.self_attn = MLA() if cfg.mla else Attention()
+            self.self_attn = Attn()
             self.post_attention_layernorm = RMSNorm(cfg.hidden)
             self.mlp = MoE() if cfg.is_moe_layer(i) else MLP(cfg.inter)
 
@@ -242,14 +310,25 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
             x, residual = self.post_attention_layernorm(x, residual)
             return self.mlp(x), residual
 
+    return Layer
+
+
+def _model_class(c: _Ctx) -> type:
+    """Embedding, the layers, the final norm and the LM head (last token only)."""
+    from torch import nn
+
+    cfg, tp = c.cfg, c.step.tp
+    RMSNorm = _rmsnorm_class(c)
+    Layer = _layer_class(c, RMSNorm)
+
     class Model(nn.Module):
         def __init__(self):
             super().__init__()
             # _weight skips the normal_ initialisation of a 128k x 4k table (pointless on meta)
-            self.embed_tokens = nn.Embedding(cfg.vocab, cfg.hidden, _weight=torch.empty(cfg.vocab, cfg.hidden, device=meta, dtype=dt))
+            self.embed_tokens = nn.Embedding(cfg.vocab, cfg.hidden, _weight=c.empty(cfg.vocab, cfg.hidden))
             self.layers = nn.ModuleList([Layer(i) for i in range(cfg.layers)])
             self.norm = RMSNorm(cfg.hidden)
-            self.lm_head = lin(cfg.hidden, cfg.vocab // tp)
+            self.lm_head = c.lin(cfg.hidden, cfg.vocab // tp)
 
         def forward(self, ids):
             x = self.embed_tokens(ids)
@@ -260,8 +339,23 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
             x = self.norm(x, residual[:, -1:])[0] if residual is not None else self.norm(x)
             return self.lm_head(x)
 
+    return Model
+
+
+def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
+    """The module and its example inputs (meta tensors) for one step of one rank."""
+    import torch
+
+    from perfmodel.frontend.ops import ops
+
+    P = ops()
+    step.check(cfg)
+    dt = getattr(torch, TORCH_DTYPES.get(dtype or cfg.dtype, "bfloat16"))
+    B, T = step.batch, step.new_tokens
+    c = _Ctx(cfg, step, dt, P, B, T, L=step.kv_len + T, vllm=step.engine == "vllm")
+    meta = torch.device("meta")
     with torch.device(meta):
-        model = Model()
+        model = _model_class(c)()
     ids = torch.empty(B, T, dtype=torch.long, device=meta)
     return model, (ids,)
 

@@ -182,88 +182,115 @@ def to_case(rec: OpRecord, default_dtype: str = "bf16") -> tuple[dict | None, st
 
 
 def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
+    """The case, a why-not string, NO_KERNEL or None: a rule by op name from the table first; then
+    the inference libraries' ops, torch.compile's Triton kernels, the elementwise ops."""
     if ns == "perfmodel":
         return _custom(rec, name, ts, dtype)
-    if name in VIEW_OPS:
-        return NO_KERNEL
-    if name in ("mm", "_scaled_mm"):
-        (m, k), (_, n) = ts[0], ts[1]
-        return _gemm(m, n, k)
-    if name == "addmm":
-        (m, k), (_, n) = ts[1], ts[2]
-        return _gemm(m, n, k)
-    if name in ("bmm", "baddbmm"):
-        a, b = (ts[0], ts[1]) if name == "bmm" else (ts[1], ts[2])
-        return _gemm(a[1], b[2], a[2], a[0])
-    if name in ("linear", "matmul"):
-        a, w = ts[0], ts[1]
-        k = a[-1]
-        n = w[0] if name == "linear" else w[-1]
-        m = numel(a[:-1]) if name == "linear" or len(w) == 2 else a[-2]
-        batch = 1 if name == "linear" or len(w) == 2 else numel(a[:-2])
-        return _gemm(m, n, k, batch)
-    if name in ATTENTION_OPS:
-        return _attention(rec, name, ts, dtype)
-    if name in ("native_layer_norm", "layer_norm"):
-        x = ts[0]
-        cols = numel(rec.inputs[1]) if isinstance(rec.inputs[1], tuple) and name == "layer_norm" else None
-        shape = _scalar(rec, 1)
-        if isinstance(shape, (list, tuple)) and shape:
-            cols = numel(tuple(int(v) for v in shape))
-        cols = cols or x[-1]
-        return {"kernel": "layernorm", "rows": numel(x) // cols, "cols": int(cols)}
-    if name in ("rms_norm", "_fused_rms_norm"):
-        x = ts[0]
-        shape = _scalar(rec, 1)
-        cols = numel(tuple(int(v) for v in shape)) if isinstance(shape, (list, tuple)) and shape else x[-1]
-        return {"kernel": "rmsnorm", "rows": numel(x) // cols, "cols": int(cols)}
-    if name in ("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"):
-        x = ts[0]
-        dim = int(_scalar(rec, 1, -1))
-        cols = x[dim]
-        return {"kernel": "softmax", "rows": numel(x) // cols, "cols": int(cols)}
-    if name in GATHER_OPS:
-        if name == "embedding":
-            w, idx = ts[0], ts[1]
-            out = (*idx, w[-1])
-            return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(rec.dtypes[0] if rec.dtypes else None, dtype))
-        out = rec.outputs[0] if rec.outputs else ts[-1]
-        return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(None, dtype))
-    if name in CAT_OPS:
-        return _elementwise(rec, dtype, 0)
-    if name in REDUCE_OPS:
-        return {"kernel": "reduction", "n": int(numel(ts[0]))}
-    if name in ("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"):
-        x, w = ts[0], ts[1]
-        if len(x) != 4 or len(w) != 4:
-            return f"{rec.op}: only 2-D convolutions have a model ({rec.shapes_text()})"
-        # aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-        # miopen/cudnn_convolution(input, weight, bias, padding, stride, dilation, groups, ...)
-        lib = name in ("miopen_convolution", "cudnn_convolution")
-        stride = _scalar(rec, 4 if lib else 3, [1, 1])
-        pad = _scalar(rec, 3 if lib else 4, [0, 0])
-        groups = _scalar(rec, 6 if lib else 8, 1)
-        if isinstance(groups, int) and groups > 1 or w[1] != x[1]:
-            return f"{rec.op}: grouped/depthwise convolution, no model"
-        s = int(stride[0]) if isinstance(stride, (list, tuple)) and stride else int(stride or 1)
-        p = int(pad[0]) if isinstance(pad, (list, tuple)) and pad else int(pad or 0)
-        return {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
-                "stride": max(s, 1), "pad": max(p, 0)}
+    rule = _RULES.get(name)
+    if rule is not None:
+        return rule(rec, name, ts, dtype)
     if ns and ns != "aten":
         out = _inference_op(rec, name, ts, dtype)
         if out is not None:
             return out
     if name.startswith("triton_"):  # a torch.compile'd Triton kernel recorded under its own name
-        if not ts:
-            return f"{rec.op}: no tensor arguments"
-        n = max(numel(t) for t in ts)
-        reads = sum(numel(t) for t in ts) / n
-        kind = "pointwise" if name.startswith("triton_poi") else "reduction/other"
-        return {"kernel": "elementwise", "n": int(n), "reads": round(reads, 4), "writes": 1, "flops_per_element": 1,
-                "_note": f"Triton {kind}: bytes of its tensor arguments, output the size of the largest"}
+        return _triton(rec, name, ts)
     if name in POINTWISE:
         return _elementwise(rec, dtype, POINTWISE[name])
     return f"{rec.op}: no kernel model ({rec.shapes_text()})"
+
+
+def _no_kernel(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> str:
+    return NO_KERNEL
+
+
+def _mm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
+    (m, k), (_, n) = (ts[1], ts[2]) if name == "addmm" else (ts[0], ts[1])  # addmm(bias, a, b)
+    return _gemm(m, n, k)
+
+
+def _bmm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
+    a, b = (ts[0], ts[1]) if name == "bmm" else (ts[1], ts[2])
+    return _gemm(a[1], b[2], a[2], a[0])
+
+
+def _linear(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
+    """linear (weight is [n, k]) and matmul (a batched matmul unless the weight is 2-D)."""
+    a, w = ts[0], ts[1]
+    k = a[-1]
+    n = w[0] if name == "linear" else w[-1]
+    m = numel(a[:-1]) if name == "linear" or len(w) == 2 else a[-2]
+    batch = 1 if name == "linear" or len(w) == 2 else numel(a[:-2])
+    return _gemm(m, n, k, batch)
+
+
+def _layer_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
+    x = ts[0]
+    cols = numel(rec.inputs[1]) if isinstance(rec.inputs[1], tuple) and name == "layer_norm" else None
+    shape = _scalar(rec, 1)
+    if isinstance(shape, (list, tuple)) and shape:
+        cols = numel(tuple(int(v) for v in shape))
+    cols = cols or x[-1]
+    return {"kernel": "layernorm", "rows": numel(x) // cols, "cols": int(cols)}
+
+
+def _rms_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
+    x = ts[0]
+    shape = _scalar(rec, 1)
+    cols = numel(tuple(int(v) for v in shape)) if isinstance(shape, (list, tuple)) and shape else x[-1]
+    return {"kernel": "rmsnorm", "rows": numel(x) // cols, "cols": int(cols)}
+
+
+def _softmax(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
+    x = ts[0]
+    cols = x[int(_scalar(rec, 1, -1))]
+    return {"kernel": "softmax", "rows": numel(x) // cols, "cols": int(cols)}
+
+
+def _gather(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
+    """Reads as many elements as it writes (the gathered rows), not the whole table."""
+    if name == "embedding":
+        w, idx = ts[0], ts[1]
+        out = (*idx, w[-1])
+        return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(rec.dtypes[0] if rec.dtypes else None, dtype))
+    out = rec.outputs[0] if rec.outputs else ts[-1]
+    return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(None, dtype))
+
+
+def _copy_like(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
+    return _elementwise(rec, dtype, 0)
+
+
+def _reduce(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
+    return {"kernel": "reduction", "n": int(numel(ts[0]))}
+
+
+def _conv(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
+    x, w = ts[0], ts[1]
+    if len(x) != 4 or len(w) != 4:
+        return f"{rec.op}: only 2-D convolutions have a model ({rec.shapes_text()})"
+    # aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    # miopen/cudnn_convolution(input, weight, bias, padding, stride, dilation, groups, ...)
+    lib = name in ("miopen_convolution", "cudnn_convolution")
+    stride = _scalar(rec, 4 if lib else 3, [1, 1])
+    pad = _scalar(rec, 3 if lib else 4, [0, 0])
+    groups = _scalar(rec, 6 if lib else 8, 1)
+    if isinstance(groups, int) and groups > 1 or w[1] != x[1]:
+        return f"{rec.op}: grouped/depthwise convolution, no model"
+    s = int(stride[0]) if isinstance(stride, (list, tuple)) and stride else int(stride or 1)
+    p = int(pad[0]) if isinstance(pad, (list, tuple)) and pad else int(pad or 0)
+    return {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
+            "stride": max(s, 1), "pad": max(p, 0)}
+
+
+def _triton(rec: OpRecord, name: str, ts: list[tuple]) -> dict | str:
+    if not ts:
+        return f"{rec.op}: no tensor arguments"
+    n = max(numel(t) for t in ts)
+    reads = sum(numel(t) for t in ts) / n
+    kind = "pointwise" if name.startswith("triton_poi") else "reduction/other"
+    return {"kernel": "elementwise", "n": int(n), "reads": round(reads, 4), "writes": 1, "flops_per_element": 1,
+            "_note": f"Triton {kind}: bytes of its tensor arguments, output the size of the largest"}
 
 
 def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
@@ -358,3 +385,22 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
 def is_view(rec: OpRecord) -> bool:
     return rec.name in VIEW_OPS
 
+
+def _rule_table() -> dict:
+    """aten op name -> its mapping function; the first group that lists a name wins."""
+    groups = [
+        (VIEW_OPS, _no_kernel), (("mm", "_scaled_mm", "addmm"), _mm), (("bmm", "baddbmm"), _bmm),
+        (("linear", "matmul"), _linear), (ATTENTION_OPS, _attention), (("native_layer_norm", "layer_norm"), _layer_norm),
+        (("rms_norm", "_fused_rms_norm"), _rms_norm),
+        (("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"), _softmax),
+        (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
+        (("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"), _conv),
+    ]
+    table: dict = {}
+    for names, fn in groups:
+        for n in names:
+            table.setdefault(n, fn)
+    return table
+
+
+_RULES = _rule_table()

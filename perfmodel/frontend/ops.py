@@ -17,25 +17,46 @@ def ops():
     if _OPS is not None:
         return _OPS
     import torch
+
+    _register_like_input(
+        "collective", "(Tensor x, str kind, int ranks, float scale) -> Tensor",
+        "kind: allreduce | allgather | reducescatter | alltoall; bytes = x.nbytes * scale.",
+    )  # fmt: skip
+    _register_like_input(
+        "moe", "(Tensor x, int experts, int topk, int inter) -> Tensor",
+        "Router, gated-SiLU experts and combine over ``experts`` local experts.",
+    )  # fmt: skip
+    _register_like_input(
+        "paged_attention", "(Tensor q, Tensor k_cache, Tensor v_cache, int block_size) -> Tensor",
+        "Attention of q [B, H, Sq, D] over a paged cache viewed as [B, Hkv, Skv, D].",
+    )  # fmt: skip
+    _register_vllm_fused()
+    _OPS = torch.ops.perfmodel
+    return _OPS
+
+
+def _register_like_input(name: str, schema: str, doc: str) -> None:
+    """A marker op whose output is shaped like its first argument: one definition for the ops
+    that differ only in name and schema (eager: a copy; fake: an empty tensor like it)."""
+    import torch
     from torch.library import custom_op
 
-    @custom_op("perfmodel::collective", mutates_args=(), schema="(Tensor x, str kind, int ranks, float scale) -> Tensor")
-    def collective(x: torch.Tensor, kind: str, ranks: int, scale: float) -> torch.Tensor:
-        """kind: allreduce | allgather | reducescatter | alltoall; bytes = x.nbytes * scale."""
+    def impl(x: torch.Tensor, *args) -> torch.Tensor:
         return x.clone()
 
-    @collective.register_fake
-    def _(x, kind, ranks, scale):
+    impl.__doc__ = doc
+    op = custom_op(f"perfmodel::{name}", impl, mutates_args=(), schema=schema)
+
+    @op.register_fake
+    def _(x, *args):
         return torch.empty_like(x)
 
-    @custom_op("perfmodel::moe", mutates_args=(), schema="(Tensor x, int experts, int topk, int inter) -> Tensor")
-    def moe(x: torch.Tensor, experts: int, topk: int, inter: int) -> torch.Tensor:
-        """Router, gated-SiLU experts and combine over ``experts`` local experts."""
-        return x.clone()
 
-    @moe.register_fake
-    def _(x, experts, topk, inter):
-        return torch.empty_like(x)
+def _register_vllm_fused() -> None:
+    """vLLM's fused kernels, each recorded as one op: RoPE on q and k, the residual add fused
+    into RMSNorm, SiLU-and-mul, the KV-cache write."""
+    import torch
+    from torch.library import custom_op
 
     @custom_op("perfmodel::rotary_embedding", mutates_args=(), schema="(Tensor q, Tensor k, int position) -> (Tensor, Tensor)")
     def rotary_embedding(q: torch.Tensor, k: torch.Tensor, position: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -45,15 +66,6 @@ def ops():
     @rotary_embedding.register_fake
     def _(q, k, position):
         return torch.empty_like(q), torch.empty_like(k)
-
-    @custom_op("perfmodel::paged_attention", mutates_args=(), schema="(Tensor q, Tensor k_cache, Tensor v_cache, int block_size) -> Tensor")
-    def paged_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_size: int) -> torch.Tensor:
-        """Attention of q [B, H, Sq, D] over a paged cache viewed as [B, Hkv, Skv, D]."""
-        return q.clone()
-
-    @paged_attention.register_fake
-    def _(q, k_cache, v_cache, block_size):
-        return torch.empty_like(q)
 
     @custom_op("perfmodel::fused_add_rms_norm", mutates_args=(), schema="(Tensor x, Tensor residual, Tensor weight) -> (Tensor, Tensor)")
     def fused_add_rms_norm(x, residual, weight):
@@ -80,6 +92,3 @@ def ops():
     @reshape_and_cache.register_fake
     def _(k, v, k_cache, v_cache):
         return None
-
-    _OPS = torch.ops.perfmodel
-    return _OPS

@@ -91,36 +91,17 @@ def occupancy(
     (rocprof's VGPR_Count and Accum_VGPR_Count) to have the total formed here. On gfx908 AGPRs
     are a separate file of the same size, so the larger of the two counts limits.
     """
-    occ = arch.occupancy
-    gfx = arch.gfx
-    gen = gfx_generation(gfx)
+    gen = gfx_generation(arch.gfx)
     wave = int(wave_size or arch.wave_size)
     simds = int(arch.simds_per_cu)
-    max_w = int(occ["max_waves_per_simd"].value)
-    per_lane = float(occ["vgprs_per_lane"].value)
-    gran = float(occ["vgpr_granule"].value)
-    if gen >= 10 and wave == 64:  # the archspec gives the wave32 file; wave64 has half the lanes' worth
-        per_lane, gran = per_lane / 2, gran / 2
-    if gfx == "gfx908":
-        regs = max(vgprs, agprs)
-    elif not vgprs_include_agprs and agprs:
-        regs = _align(vgprs, rules()["agpr_alignment"]["value"]) + agprs
-    else:
-        regs = vgprs
-    vgpr_alloc = int(_align(max(regs, 1), gran))
+    max_w = int(arch.occupancy["max_waves_per_simd"].value)
+    per_lane, vgpr_alloc = _vgpr_file(arch, wave, vgprs, agprs, vgprs_include_agprs)
     # uncapped: the wave-slot limit below caps them, so a resource is named only when it binds
     w_vgpr = math.floor(per_lane / vgpr_alloc)
-    w_sgpr = sgpr_waves(gfx, sgprs) if sgprs else math.inf
+    w_sgpr = sgpr_waves(arch.gfx, sgprs) if sgprs else math.inf
     waves_per_wg = max(1, math.ceil(workgroup_size / wave))
     lds_cu = int(arch.capacity("lds") / arch.cus)
-    lds_gran = float(occ["lds_granule"].value) if "lds_granule" in occ else 0.0
-    lds_alloc = int(_align(lds_bytes, lds_gran)) if lds_bytes else 0
-    if lds_alloc > float(occ["lds_per_workgroup"].value):
-        raise InputError(
-            f"the kernel needs {lds_alloc} B of LDS per workgroup; {arch.key} allows "
-            f"{int(occ['lds_per_workgroup'].value)} B",
-            key="lds",
-        )
+    lds_alloc = _lds_alloc(arch, lds_bytes)
     barriers = rules()["max_barrier_workgroups"]["gfx9" if gen == 9 else "gfx10plus"]["value"]
     caps = {
         "vgpr": math.floor(w_vgpr * simds / waves_per_wg),
@@ -143,3 +124,34 @@ def occupancy(
         lds_per_cu=lds_cu,
         simds_per_cu=simds,
     )
+
+
+def _vgpr_file(arch, wave: int, vgprs: int, agprs: int, vgprs_include_agprs: bool) -> tuple[float, int]:
+    """(VGPRs per lane of a SIMD's file, VGPRs one wave allocates): the register total this arch
+    counts (gfx908: a separate AGPR file, so the larger count) rounded up to the granule."""
+    occ = arch.occupancy
+    per_lane = float(occ["vgprs_per_lane"].value)
+    gran = float(occ["vgpr_granule"].value)
+    if gfx_generation(arch.gfx) >= 10 and wave == 64:  # the archspec gives the wave32 file; wave64 has half the lanes' worth
+        per_lane, gran = per_lane / 2, gran / 2
+    if arch.gfx == "gfx908":
+        regs = max(vgprs, agprs)
+    elif not vgprs_include_agprs and agprs:
+        regs = _align(vgprs, rules()["agpr_alignment"]["value"]) + agprs
+    else:
+        regs = vgprs
+    return per_lane, int(_align(max(regs, 1), gran))
+
+
+def _lds_alloc(arch, lds_bytes: int) -> int:
+    """LDS one workgroup allocates (rounded up to the granule); an error past the per-workgroup cap."""
+    occ = arch.occupancy
+    lds_gran = float(occ["lds_granule"].value) if "lds_granule" in occ else 0.0
+    lds_alloc = int(_align(lds_bytes, lds_gran)) if lds_bytes else 0
+    if lds_alloc > float(occ["lds_per_workgroup"].value):
+        raise InputError(
+            f"the kernel needs {lds_alloc} B of LDS per workgroup; {arch.key} allows "
+            f"{int(occ['lds_per_workgroup'].value)} B",
+            key="lds",
+        )
+    return lds_alloc

@@ -82,7 +82,7 @@ def inspect_included(ref: str, arch_key: str, words: dict[str, str], dtype: str 
     from perfmodel.arch import load_arch
     from perfmodel.inspect.catalog import get_spec, resolve
     from perfmodel.inspect.compile import check_target, compile_spec
-    from perfmodel.inspect.isa import instruction_mix, kernel_metadata, resources
+    from perfmodel.inspect.isa import instruction_mix
     from perfmodel.inspect.occupancy import occupancy
 
     arch = load_arch(arch_key)
@@ -90,11 +90,7 @@ def inspect_included(ref: str, arch_key: str, words: dict[str, str], dtype: str 
     spec = get_spec(ref)
     keys, cx, opts = resolve(spec, words, dtype, gfx=arch.gfx)
     comp = compile_spec(spec, keys, cx, opts, arch.gfx)
-    meta = next((m for m in kernel_metadata(comp.asm, spec.name) if m.get(".name") == comp.name), None)
-    if meta is None:
-        raise InputError(f"the compiler's metadata has no entry for {comp.name}", where=spec.name)
-    res = resources(meta)
-    res["lds"] = comp.shared  # Triton allocates LDS dynamically: group_segment_fixed_size stays 0
+    res = _compiled_resources(comp, spec.name)
     wg_size = comp.num_warps * comp.warp_size
     occ = occupancy(
         arch, vgprs=res["vgpr"], agprs=res.get("agpr", 0), sgprs=res["sgpr"],
@@ -105,33 +101,77 @@ def inspect_included(ref: str, arch_key: str, words: dict[str, str], dtype: str 
     n_wg = 1
     for g in grid:
         n_wg *= int(g)
-    trips = int(spec.trips(keys, cx))
+    static = _static_per_workgroup(mix, comp, int(spec.trips(keys, cx)), n_wg)
+    kernel = _kernel_part(spec, comp, arch.gfx, keys, cx, grid, n_wg)
+    case = spec.case(keys)
+    model, model_error = _model_or_error(case, arch)
+    mism = (
+        mismatches(kernel, occ, static, model, arch) if model else [f"model: no prediction ({model_error})"]
+    )
+    out: dict[str, Any] = {
+        "kernel": kernel,
+        "resources": res,
+        "occupancy": occ.to_dict(),
+        "instructions": _instructions_part(mix),
+        "static_per_workgroup": static,
+        "model": _model_part(model, case) if model else {"error": model_error, "case": case},
+        "mismatches": mism,
+    }
+    if from_kernel and model:
+        fk = model_view(case, arch, {"grid": n_wg, "workgroup_size": wg_size, "vgprs": occ.vgpr_alloc,
+                                     "lds_bytes": occ.lds_alloc})  # fmt: skip
+        out["from_kernel"] = _model_part(fk, case)
+    return out
+
+
+def _compiled_resources(comp, spec_name: str) -> dict:
+    """Registers and LDS of the compiled kernel, from the compiler's metadata for its symbol."""
+    from perfmodel.inspect.isa import kernel_metadata, resources
+
+    meta = next((m for m in kernel_metadata(comp.asm, spec_name) if m.get(".name") == comp.name), None)
+    if meta is None:
+        raise InputError(f"the compiler's metadata has no entry for {comp.name}", where=spec_name)
+    res = resources(meta)
+    res["lds"] = comp.shared  # Triton allocates LDS dynamically: group_segment_fixed_size stays 0
+    return res
+
+
+def _static_per_workgroup(mix, comp, trips: int, n_wg: int) -> dict:
+    """Matrix FLOPs and global bytes counted in the ISA, scaled from one wave to a workgroup."""
     waves = comp.num_warps
-    counts = mix.counts()
     mflops_wave = mix.matrix_flops_per_wave(comp.warp_size, trips)
     gbytes = mix.global_bytes_per_wave(comp.warp_size, trips)
-    static = {
+    return {
         "main_loop_trips": trips,
         "matrix_flops_per_wg": mflops_wave * waves,
         "global_read_bytes_per_wg": gbytes["read"] * waves,
         "global_write_bytes_per_wg": gbytes["write"] * waves,
         "matrix_flops_total": mflops_wave * waves * n_wg,
     }
-    kernel = {
+
+
+def _kernel_part(spec, comp, gfx: str, keys: dict, cx: dict, grid, n_wg: int) -> dict:
+    """What was compiled and how it launches."""
+    return {
         "name": spec.name,
         "symbol": comp.name,
-        "gfx": arch.gfx,
+        "gfx": gfx,
         "source": str(Path(spec.fn.fn.__code__.co_filename).name) if hasattr(spec.fn, "fn") else None,
         "keys": keys,
         "constexprs": cx,
         "num_warps": comp.num_warps,
         "wave_size": comp.warp_size,
-        "workgroup_size": wg_size,
+        "workgroup_size": comp.num_warps * comp.warp_size,
         "grid": list(grid),
         "workgroups": n_wg,
         "tile": _tile_of(cx),
     }
-    instructions = {
+
+
+def _instructions_part(mix) -> dict:
+    """The instruction mix: static counts, per loop iteration, matrix shapes, memory widths."""
+    counts = mix.counts()
+    return {
         "static": counts,
         "per_loop_iteration": mix.loop_counts(),
         "loops": mix.loops,
@@ -143,31 +183,15 @@ def inspect_included(ref: str, arch_key: str, words: dict[str, str], dtype: str 
         "lds_writes": counts.get("lds_write", 0),
         "s_waitcnt": counts.get("s_waitcnt", 0),
     }
-    case = spec.case(keys)
+
+
+def _model_or_error(case: dict, arch) -> tuple[dict | None, str | None]:
+    """The model's view of the case, or why there is none: e.g. no fp8 rate on RDNA3, where the
+    kernel compiles (emulated) but the model has no rate."""
     try:
-        model = model_view(case, arch)
-    except (
-        InputError
-    ) as e:  # e.g. no fp8 rate on RDNA3: the kernel compiles (emulated), the model has no rate
-        model = None
-        model_error = str(e)
-    mism = (
-        mismatches(kernel, occ, static, model, arch) if model else [f"model: no prediction ({model_error})"]
-    )
-    out: dict[str, Any] = {
-        "kernel": kernel,
-        "resources": res,
-        "occupancy": occ.to_dict(),
-        "instructions": instructions,
-        "static_per_workgroup": static,
-        "model": _model_part(model, case) if model else {"error": model_error, "case": case},
-        "mismatches": mism,
-    }
-    if from_kernel and model:
-        fk = model_view(case, arch, {"grid": n_wg, "workgroup_size": wg_size, "vgprs": occ.vgpr_alloc,
-                                     "lds_bytes": occ.lds_alloc})  # fmt: skip
-        out["from_kernel"] = _model_part(fk, case)
-    return out
+        return model_view(case, arch), None
+    except InputError as e:
+        return None, str(e)
 
 
 def _model_part(row: dict, case: dict) -> dict:

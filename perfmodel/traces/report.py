@@ -95,15 +95,10 @@ def _short(name: str) -> str:
 
 def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "bf16") -> TraceReport:
     """Read a chrome trace, identify its kernels, predict them on ``arch`` (default: the trace's)."""
-    from perfmodel.frontend.opmap import NO_KERNEL, to_case
     from perfmodel.prediction import evaluate, normalize_all
 
     tr = read_chrome_trace(path)
-    src = "--arch"
-    if arch is None:
-        arch, src = detect_arch(tr)
-        if arch is None:
-            raise InputError(f"cannot tell the GPU ({src}); give --arch", where=str(path), key="--arch")
+    arch, src = _trace_arch(tr, arch, path)
     if not tr.kernels:
         raise InputError("no GPU kernels (cat 'kernel') in this trace; was it recorded with CUDA/HIP activities?", where=str(path))
     man = None
@@ -111,81 +106,124 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         from perfmodel.validate.identify import load_manifest
 
         man = load_manifest(manifest)
-    groups: dict[tuple, dict] = {}
-    reasons: dict[str, float] = {}
-    cases: list[dict] = []
-    case_index: dict[tuple, int] = {}
-    named_us = 0.0
+    k = _group_kernels(tr, man, dtype)
+    preds = evaluate(normalize_all(k.cases, [arch])) if k.cases else []
+    rows = []
+    identified = 0.0
+    total = tr.gpu_time_us
+    for (_, key_case, _), g in k.groups.items():
+        pred = preds[k.case_index[key_case]].row() if key_case is not None else None
+        rows.append(_report_row(g, pred, total))
+        if pred is not None:
+            identified += g["measured_total_us"]
+    rows.sort(key=lambda r: -r["measured_total_us"])
+    rep = TraceReport(path=str(path), arch=arch, arch_source=src, rows=rows, gpu_time_us=total, identified_us=identified,
+                      named_us=k.named_us, reasons=k.reasons)
+    return rep
+
+
+def _trace_arch(tr, arch: str | None, path) -> tuple[str, str]:
+    """The arch to predict on and where it came from: --arch, else what the trace says."""
+    src = "--arch"
+    if arch is None:
+        arch, src = detect_arch(tr)
+        if arch is None:
+            raise InputError(f"cannot tell the GPU ({src}); give --arch", where=str(path), key="--arch")
+    return arch, src
+
+
+@dataclass
+class _Grouped:
+    """The trace's kernels grouped by (name, case, op), and the distinct cases to predict once each."""
+
+    groups: dict[tuple, dict] = field(default_factory=dict)
+    reasons: dict[str, float] = field(default_factory=dict)  # why not identified -> measured us
+    cases: list[dict] = field(default_factory=list)
+    case_index: dict[tuple, int] = field(default_factory=dict)
+    named_us: float = 0.0  # time in kernels with a known family or a case
+
+
+def _group_kernels(tr, man, dtype: str) -> _Grouped:
+    """One pass over the kernels: each one's case (or why none), summed into its group."""
+    out = _Grouped()
     for ki, k in enumerate(tr.kernels):
         fam, detail = family(k.name)
-        case, why, op = None, None, None
-        if not tr.has_ops:
-            why = f"{tr.format} without host ops: kernel names only, no shapes"
-        elif k.ext_id is None:
-            why = "no External id: launched before the profiling window or replayed from a HIP/CUDA graph"
-        elif k.ext_id not in tr.op_names:
-            why = "External id with no cpu_op (library-internal launch)"
-        else:
-            op = tr.op_names[k.ext_id]
-            rec = tr.ops.get(k.ext_id)
-            if rec is None:
-                why = f"launching op {op} recorded without shapes"
-            else:
-                case, why = to_case(rec, dtype)
-                if why == NO_KERNEL:
-                    why = f"op {op} maps to no kernel"
+        case, why, op = _kernel_case(tr, k, dtype)
         if case is None and man is not None:
             mc = _manifest_case(man, k, ki)
             if mc is not None:
                 case, why = mc, None
         if fam is not None or case is not None:
-            named_us += k.dur_us
+            out.named_us += k.dur_us
+        reason = None
         if case is None:
-            reason = why or f"op {op}: no case"
-            if reason.startswith("aten::") or ": no kernel model" in reason:
-                reason = f"op without a model: {reason.split(':')[0]}::{reason.split('::')[1].split(':')[0]}" if "::" in reason else reason
-            if reason.endswith(")") and "(" in reason and "shapes not understood" not in reason:
-                reason = reason.split(" (")[0]
-            reasons[reason] = reasons.get(reason, 0.0) + k.dur_us
+            reason = _reason_label(why or f"op {op}: no case")
+            out.reasons[reason] = out.reasons.get(reason, 0.0) + k.dur_us
         key_case = tuple(sorted((a, str(b)) for a, b in case.items())) if case else None
-        gk = (k.name, key_case, op)
-        g = groups.setdefault(gk, {"kernel_name": _short(k.name), "family": fam or "-", "op": op or "-", "case": case, "calls": 0,
-                                   "measured_total_us": 0.0, "detail": detail, "reason": None if case else reasons and reason})
+        g = out.groups.setdefault((k.name, key_case, op), {
+            "kernel_name": _short(k.name), "family": fam or "-", "op": op or "-", "case": case, "calls": 0,
+            "measured_total_us": 0.0, "detail": detail, "reason": None if case else out.reasons and reason})
         g["calls"] += 1
         g["measured_total_us"] += k.dur_us
-        if case is not None and key_case not in case_index:
-            case_index[key_case] = len(cases)
-            cases.append(case)
-    preds = evaluate(normalize_all(cases, [arch])) if cases else []
-    rows = []
-    identified = 0.0
-    total = tr.gpu_time_us
-    for (_, key_case, _), g in groups.items():
-        row = {"kernel_name": g["kernel_name"], "family": g["family"], "op": g["op"], "calls": g["calls"],
-               "measured_total_us": g["measured_total_us"], "share": g["measured_total_us"] / total if total else 0.0,
-               "measured_us": g["measured_total_us"] / g["calls"]}
-        if key_case is not None:
-            p = preds[case_index[key_case]].row()
-            row.update({"kernel": p["kernel"], "dtype": p["dtype"], "shape": p["shape"], "predicted_us": p["time_us"],
-                        "efficiency": p["time_us"] / row["measured_us"] if row["measured_us"] > 0 else None,
-                        "bound": p["bound"], "terms_us": p["terms_us"]})
-            # the limiting term of the model and the fraction of its rate the measurement implies
-            body = {t: v for t, v in p["terms_us"].items() if t != "launch"}
-            if body and row["measured_us"] > 0:
-                term = max(body, key=body.get)
-                launch = p["terms_us"].get("launch", 0.0)
-                row["limit_term"] = term
-                row["achieved_of_limit"] = body[term] / max(row["measured_us"] - launch, 1e-9)
-            identified += g["measured_total_us"]
+        if case is not None and key_case not in out.case_index:
+            out.case_index[key_case] = len(out.cases)
+            out.cases.append(case)
+    return out
+
+
+def _kernel_case(tr, k, dtype: str) -> tuple[dict | None, str | None, str | None]:
+    """(case, why not, launching op) of one kernel from the host op that launched it."""
+    from perfmodel.frontend.opmap import NO_KERNEL, to_case
+
+    case, why, op = None, None, None
+    if not tr.has_ops:
+        why = f"{tr.format} without host ops: kernel names only, no shapes"
+    elif k.ext_id is None:
+        why = "no External id: launched before the profiling window or replayed from a HIP/CUDA graph"
+    elif k.ext_id not in tr.op_names:
+        why = "External id with no cpu_op (library-internal launch)"
+    else:
+        op = tr.op_names[k.ext_id]
+        rec = tr.ops.get(k.ext_id)
+        if rec is None:
+            why = f"launching op {op} recorded without shapes"
         else:
-            row.update({"kernel": None, "predicted_us": None, "efficiency": None, "bound": None, "why": g["reason"] or g["detail"]})
-            if g["detail"]:
-                row["detail"] = g["detail"]
-        rows.append(row)
-    rows.sort(key=lambda r: -r["measured_total_us"])
-    rep = TraceReport(path=str(path), arch=arch, arch_source=src, rows=rows, gpu_time_us=total, identified_us=identified,
-                      named_us=named_us, reasons=reasons)
-    return rep
+            case, why = to_case(rec, dtype)
+            if why == NO_KERNEL:
+                why = f"op {op} maps to no kernel"
+    return case, why, op
+
+
+def _reason_label(reason: str) -> str:
+    """A why-not shortened to a label that many kernels share (op name without its shapes)."""
+    if reason.startswith("aten::") or ": no kernel model" in reason:
+        reason = f"op without a model: {reason.split(':')[0]}::{reason.split('::')[1].split(':')[0]}" if "::" in reason else reason
+    if reason.endswith(")") and "(" in reason and "shapes not understood" not in reason:
+        reason = reason.split(" (")[0]
+    return reason
+
+
+def _report_row(g: dict, p: dict | None, total: float) -> dict:
+    """One report row: the group's measurement and, when identified, its prediction ``p``."""
+    row = {"kernel_name": g["kernel_name"], "family": g["family"], "op": g["op"], "calls": g["calls"],
+           "measured_total_us": g["measured_total_us"], "share": g["measured_total_us"] / total if total else 0.0,
+           "measured_us": g["measured_total_us"] / g["calls"]}
+    if p is not None:
+        row.update({"kernel": p["kernel"], "dtype": p["dtype"], "shape": p["shape"], "predicted_us": p["time_us"],
+                    "efficiency": p["time_us"] / row["measured_us"] if row["measured_us"] > 0 else None,
+                    "bound": p["bound"], "terms_us": p["terms_us"]})
+        # the limiting term of the model and the fraction of its rate the measurement implies
+        body = {t: v for t, v in p["terms_us"].items() if t != "launch"}
+        if body and row["measured_us"] > 0:
+            term = max(body, key=body.get)
+            launch = p["terms_us"].get("launch", 0.0)
+            row["limit_term"] = term
+            row["achieved_of_limit"] = body[term] / max(row["measured_us"] - launch, 1e-9)
+    else:
+        row.update({"kernel": None, "predicted_us": None, "efficiency": None, "bound": None, "why": g["reason"] or g["detail"]})
+        if g["detail"]:
+            row["detail"] = g["detail"]
+    return row
 
 
 def _manifest_case(man, k, index: int) -> dict | None:
