@@ -37,8 +37,9 @@ def _median(values: list[float]) -> float:
     return float(statistics.median(values))
 
 
-def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
-    """The dispatches of one long CSV, in first-seen order. ``keep`` limits the counters stored."""
+def _open(path: Path):
+    """(where, row iterator, column index, whether rows carry timestamps) of a long CSV whose
+    header has the columns every long-format reader needs."""
     where = str(path)
     header, rows = csvio.rows(path)
     csvio.require(
@@ -48,7 +49,12 @@ def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
         "a long-format counter CSV",
     )
     col = csvio.columns(header)
-    has_time = "Start_Timestamp" in col and "End_Timestamp" in col
+    return where, rows, col, "Start_Timestamp" in col and "End_Timestamp" in col
+
+
+def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
+    """The dispatches of one long CSV, in first-seen order. ``keep`` limits the counters stored."""
+    where, rows, col, has_time = _open(path)
     pending: dict[tuple[str, str], _Pending] = {}
     gpus: set[str] = set()
     for line, row in rows:
@@ -78,16 +84,7 @@ def iter_read(path: Path, *, keep: Container[str] | None = None):
     not (a dispatch ID lower than or equal to the previous one, once that dispatch is finished)
     raises NotContiguous, and the caller falls back to `read`. Same dispatches as `read`.
     """
-    where = str(path)
-    header, rows = csvio.rows(path)
-    csvio.require(
-        header,
-        ("Kernel_Name", "Dispatch_ID", "Counter_Name", "Counter_Value"),
-        where,
-        "a long-format counter CSV",
-    )
-    col = csvio.columns(header)
-    has_time = "Start_Timestamp" in col and "End_Timestamp" in col
+    where, rows, col, has_time = _open(path)
     gpus: set[str] = set()
     cur_key: tuple[str, str] | None = None
     cur: _Pending | None = None
