@@ -23,8 +23,11 @@ MAX_MESSAGE = 400  # characters of one error line
 
 
 def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
-    """``text`` on one line (newlines escaped), cut in the middle when longer than ``limit``."""
-    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    """``text`` on one line (newlines and other control characters escaped: a file name or a
+    corrupt database may hold any), cut in the middle when longer than ``limit``."""
+    text = str(text)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
     if len(text) > limit:
         half = limit // 2 - 3
         text = f"{text[:half]} ... {text[-half:]}"

@@ -81,7 +81,8 @@ def run(args: list[str], timeout: float) -> tuple[str, str]:
         return ("insane", bad) if bad else ("exit0", "")
     if r.exit_code == 2:
         lines = [ln for ln in err.splitlines() if ln.strip()]
-        if len(lines) == 1 and lines[0].startswith("error: "):
+        # one line per bad input: a case file with several invalid cases names each of them
+        if lines and all(ln.startswith("error: ") for ln in lines):
             return "exit2", ""
         return "multiline", err[:300]
     if r.exception is not None and not isinstance(r.exception, SystemExit):

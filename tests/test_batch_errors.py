@@ -74,3 +74,12 @@ def test_every_prediction_carries_its_family_error_band(cli):
     assert row["time_band_us"] == pytest.approx([row["time_us"] / hi, row["time_us"] / lo])
     table = cli("predict", "rmsnorm", "rows=4096", "cols=8192").output
     assert "likely_us" in table
+
+
+def test_error_lines_escape_every_line_break():
+    """A corrupt file may put any control character in a message (\\x1e from a damaged rocpd
+    schema): the error stays one line for splitlines() too."""
+    from perfmodel.errors import InputError
+
+    msg = str(InputError("bad\nname\x1eschema\u2028end", where="f.db", key="k"))
+    assert len(msg.splitlines()) == 1 and "\\x1e" in msg and "\\n" in msg
