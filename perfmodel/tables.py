@@ -124,6 +124,9 @@ def validation_table(v) -> list[dict]:
         bw = r["achieved"].get(mem)
         t["hbm_gbs"] = None if bw is None else bw / 1e9
         t["hbm_ratio"] = (r.get("bytes_ratio") or {}).get(mem)
+        occ = r.get("occupancy")
+        if isinstance(occ, dict):
+            t["occupancy"] = f"{occ['waves_per_simd']:g}/SIMD ({occ['limiter']})"
         t["explain"] = r.get("explain")
         t["flags"] = len(r.get("flags") or []) or None
         out.append(t)
@@ -148,7 +151,11 @@ def render_validation(v, fmt: str) -> str:
         return render(v.rows, fmt)
     mode = "per dispatch" if v.per_dispatch else "per kernel (ratio of sums)"
     title = f"perfmodel validate {v.path} on {v.arch.name} ({v.arch.key}), {mode}"
-    text = render(validation_table(v), fmt, columns=VALIDATE_COLUMNS, headers=VALIDATE_HEADERS, title=title)
+    trows = validation_table(v)
+    cols = VALIDATE_COLUMNS
+    if any("occupancy" in t for t in trows):  # kernel traces with register columns: waves per SIMD
+        cols = [*VALIDATE_COLUMNS[:-1], "occupancy", VALIDATE_COLUMNS[-1]]
+    text = render(trows, fmt, columns=cols, headers=VALIDATE_HEADERS, title=title)
     extra = flag_lines(v.rows) + [f"note: {n}" for n in v.notes]
     if extra:
         text += ("\n" if fmt == "md" else "") + "\n".join(extra) + "\n"

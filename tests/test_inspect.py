@@ -250,3 +250,23 @@ def test_assembly_without_metadata():
 
     with pytest.raises(InputError, match="amdgpu_metadata"):
         kernel_metadata("v_add_f32 v0, v1, v2\n")
+
+
+def test_validate_reports_occupancy_per_kernel_from_the_trace(tmp_path, cli):
+    """`perfmodel validate` on a rocprofv3 folder reads the register/LDS columns of its kernel
+    trace and reports each kernel's waves per SIMD with the limiting resource."""
+    import json
+
+    f = tmp_path / "123_kernel_trace.csv"
+    rows = [
+        'KERNEL_DISPATCH,1,1,0,9,1,4,"gemm_kernel",1,100,2100,32768,0,128,0,38,512,1,1,524288,1,1',
+        'KERNEL_DISPATCH,1,1,0,9,2,5,"fa_kernel",2,3000,9000,32768,0,256,8,100,256,1,1,8192,1,1',
+    ]
+    f.write_text(TRACE_HEADER + "\n" + "\n".join(rows) + "\n")
+    r = cli("validate", tmp_path, "--arch", "mi300x", "--format", "json")
+    assert r.exit_code == 0, r.output
+    occ = {row["kernel"]: row["occupancy"] for row in json.loads(r.output)}
+    assert occ["gemm_kernel"]["waves_per_simd"] == 4.0 and occ["gemm_kernel"]["limiter"] == "vgpr"
+    assert occ["fa_kernel"]["waves_per_simd"] == 1.0
+    table = cli("validate", tmp_path, "--arch", "mi300x").output
+    assert "4/SIMD (vgpr)" in table

@@ -135,6 +135,7 @@ def validate(
         ids = {id(r) for r in keep}
         rows = [r for r in rows if id(r) in ids]
     notes += [n for n in wl.notes if n]
+    notes += _attach_occupancy(rows, path, a)
     inflated = sorted({s for s in time_sources if _counter_pass_timing(s)})
     if inflated:
         notes.append(
@@ -227,3 +228,28 @@ def _row(m, preds: list[Prediction], ident: tuple[dict | None, str], arch: Arch,
         if pred.notes:
             r["model_notes"] = pred.notes
     return r
+
+
+def _attach_occupancy(rows: list[dict], path, arch: Arch) -> list[str]:
+    """The occupancy each measured kernel really had, from the register, LDS and scratch
+    columns of rocprofv3 kernel traces (same rules as `perfmodel kernel inspect`): an
+    ``occupancy`` field per row whose kernel is in a trace. Returns notes."""
+    from perfmodel.inspect.trace_occupancy import kernel_occupancy
+
+    p = Path(path)
+    if not (p.is_dir() and any(p.rglob("*_kernel_trace.csv"))) and not str(p).endswith("_kernel_trace.csv"):
+        return []
+    try:
+        found = kernel_occupancy(p, arch)
+    except InputError as e:
+        return [f"occupancy not reported: {e}"]
+    by_kernel: dict[str, list[dict]] = {}
+    for o in found:
+        by_kernel.setdefault(o["kernel"], []).append(
+            {k: o[k] for k in ("vgpr", "agpr", "sgpr", "lds", "scratch", "workgroup_size", "waves_per_simd", "limiter", "dispatches")}
+        )
+    for r in rows:
+        occ = by_kernel.get(r["kernel"])
+        if occ:
+            r["occupancy"] = occ[0] if len(occ) == 1 else occ
+    return []
