@@ -22,6 +22,9 @@ from pathlib import Path
 
 import yaml
 
+# torch dtype spellings -> perfmodel dtypes: the one table the trace reader and the tracer use
+from perfmodel.frontend.opmap import DTYPE_NAMES as DTYPE
+
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT.parent / "shared" / "data" / "traces"
 URL = {
@@ -71,7 +74,6 @@ FILES = {
         "hta-mi250-toy",
     ),
 }
-DTYPE = {"c10::BFloat16": "bf16", "float": "fp32", "c10::Half": "fp16", "double": "fp64"}
 ELEMENTWISE = {  # op -> (reads, writes, flops per element) for same-shape tensor operands
     "aten::add": (2, 1, 1),
     "aten::add_": (2, 1, 1),
