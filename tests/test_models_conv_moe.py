@@ -91,9 +91,9 @@ def test_moe_ungated_is_a_plain_up_projection():
 
 @pytest.mark.parametrize("act", ["silu", "gelu", "gelu_tanh", "relu"])
 def test_moe_activation_counts(act):
-    from perfmodel.models.moe import ACTIVATIONS
+    from perfmodel.models.activations import PER_ELEMENT
 
-    valu, sfu = ACTIVATIONS[act]
+    valu, sfu = PER_ELEMENT[act]
     w = run_cat("moe", {"activation": act}, **MOE)
     # router: 4 exp + 16 valu; activation on 4*16 elements, gated (+1 multiply); combine 64 valu
     assert float(w.flops["sfu:fp32"][0]) == pytest.approx(4 + sfu * 64)
@@ -102,9 +102,9 @@ def test_moe_activation_counts(act):
 
 
 def test_moe_activation_costs_are_ordered():
-    from perfmodel.models.moe import ACTIVATIONS
+    from perfmodel.models.activations import GEMM_ACTIVATIONS, PER_ELEMENT
 
-    cost = {a: v + 4 * s for a, (v, s) in ACTIVATIONS.items()}  # an SFU op is at least a quarter-rate op
+    cost = {a: PER_ELEMENT[a][0] + 4 * PER_ELEMENT[a][1] for a in GEMM_ACTIVATIONS}  # an SFU op is at least a quarter-rate op
     assert cost["relu"] < cost["silu"] < cost["gelu_tanh"] < cost["gelu"]
 
 
@@ -200,3 +200,21 @@ def test_fused_epilogue_writes_its_share_of_c():
     assert full.bytes_write["hbm"][0] == c_bytes
     assert half.bytes_write["hbm"][0] == c_bytes / 2
     assert half.bytes_read["hbm"][0] == full.bytes_read["hbm"][0]
+
+
+def test_one_activation_table_for_moe_and_traced_models():
+    """A SiLU costs the same in a MoE expert and as a traced eager op (models.activations)."""
+    from perfmodel.frontend.opmap import OpRecord, to_case
+    from perfmodel.models.activations import PER_ELEMENT
+
+    rec = OpRecord(op="aten::silu", module="mlp", inputs=[(8, 128)], dtypes=["torch.bfloat16"], outputs=[(8, 128)],
+                   out_dtype="torch.bfloat16")  # fmt: skip
+    case, why = to_case(rec)
+    assert why is None
+    assert (case["flops_per_element"], case["sfu_per_element"]) == PER_ELEMENT["silu"]
+    tanh = OpRecord(op="aten::gelu", module="mlp", inputs=[(8, 128)], dtypes=["torch.bfloat16"], outputs=[(8, 128)],
+                    out_dtype="torch.bfloat16", kwargs={"approximate": "tanh"})  # fmt: skip
+    case, _ = to_case(tanh)
+    assert (case["flops_per_element"], case["sfu_per_element"]) == PER_ELEMENT["gelu_tanh"]
+    w = run_cat("elementwise", {}, n=1024, reads=1, writes=1, flops_per_element=3, sfu_per_element=2)
+    assert float(w.flops["sfu:fp32"][0]) == pytest.approx(2048.0)

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 # torch dtype spellings -> perfmodel dtypes: the one table the trace reader and the tracer use
-from perfmodel.frontend.opmap import DTYPE_NAMES as DTYPE
+from perfmodel.frontend.op_tables import DTYPE_NAMES as DTYPE
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT.parent / "shared" / "data" / "traces"

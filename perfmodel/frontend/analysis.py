@@ -131,6 +131,9 @@ def fuse_elementwise(records: list[OpRecord], cases: list[dict | None]) -> tuple
             merged = dict(prev)
             merged["reads"] = round(prev["reads"] + max(c["reads"] - 1.0, 0.0), 4)
             merged["flops_per_element"] = prev["flops_per_element"] + c["flops_per_element"]
+            sfu = prev.get("sfu_per_element", 0) + c.get("sfu_per_element", 0)
+            if sfu:
+                merged["sfu_per_element"] = sfu
             out_c[-1] = merged
             fused_name = out_r[-1].op if out_r[-1].op.startswith("fused(") else f"fused({out_r[-1].name}"
             out_r[-1] = OpRecord(op=fused_name.rstrip(")") + f"+{r.name})", module=r.module, inputs=out_r[-1].inputs,

@@ -16,30 +16,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-NO_KERNEL = "no kernel"
+from perfmodel.frontend.op_tables import (
+    ATTENTION_OPS,
+    CAT_OPS,
+    DTYPE_NAMES,
+    GATHER_OPS,
+    INT_SIZES,
+    POINTWISE,
+    REDUCE_OPS,
+    VIEW_OPS,
+)
+from perfmodel.models import activations
 
-# torch dtype spellings (tracer: str(torch.bfloat16); chrome trace: "c10::BFloat16") -> perfmodel
-DTYPE_NAMES = {
-    "torch.bfloat16": "bf16",
-    "c10::BFloat16": "bf16",
-    "torch.float16": "fp16",
-    "c10::Half": "fp16",
-    "torch.float32": "fp32",
-    "float": "fp32",
-    "torch.float64": "fp64",
-    "double": "fp64",
-    "torch.float8_e4m3fn": "fp8",
-    "torch.float8_e4m3fnuz": "fp8",
-    "torch.float8_e5m2": "fp8",
-    "torch.float8_e5m2fnuz": "fp8",
-    "c10::Float8_e4m3fn": "fp8",
-    "c10::Float8_e4m3fnuz": "fp8",
-    "c10::Float8_e5m2": "fp8",
-    "c10::Float8_e5m2fnuz": "fp8",
-    "torch.int8": "int8",
-    "signed char": "int8",
-}
-INT_SIZES = {"torch.int64": 8, "long int": 8, "torch.int32": 4, "int": 4, "torch.bool": 1, "bool": 1, "torch.uint8": 1, "unsigned char": 1}
+NO_KERNEL = "no kernel"
 
 
 @dataclass
@@ -82,41 +71,6 @@ def dtype_of(rec: OpRecord, default: str) -> str:
     return default
 
 
-# ops that launch no kernel: views, metadata, allocation without a fill
-VIEW_OPS = {
-    "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "expand_as", "slice", "select",
-    "unsqueeze", "squeeze", "as_strided", "split", "split_with_sizes", "chunk", "unbind", "detach", "alias",
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh", "view_as", "unflatten",
-    "flatten", "narrow", "_reshape_alias", "contiguous", "resolve_conj", "resolve_neg", "numpy_T", "size", "stride",
-    "dim", "is_same_size", "_local_scalar_dense", "item", "result_type", "lift_fresh_copy", "to", "type_as",
-    "scalar_tensor", "_has_compatible_shallow_copy_type", "set_", "record_stream", "profiler::_record_function_enter_new",
-}
-
-# elementwise ops: VALU FLOPs per output element (a mechanism count: add/mul 1, FMA 2; the
-# activations count their arithmetic, transcendental parts as one each)
-POINTWISE = {
-    "add": 1, "add_": 1, "sub": 1, "sub_": 1, "mul": 1, "mul_": 1, "div": 1, "div_": 1, "neg": 1, "rsub": 1,
-    "pow": 1, "rsqrt": 1, "sqrt": 1, "exp": 1, "log": 1, "reciprocal": 1, "abs": 1, "sign": 1, "sin": 1, "cos": 1,
-    "tanh": 1, "sigmoid": 3, "silu": 4, "silu_": 4, "gelu": 8, "relu": 1, "relu_": 1, "threshold_backward": 1,
-    "where": 1, "masked_fill": 1, "masked_fill_": 1, "clamp": 2, "clamp_min": 1, "clamp_max": 1, "maximum": 1,
-    "minimum": 1, "addcmul": 2, "addcdiv": 2, "lerp": 2, "fill_": 0, "zero_": 0, "zeros_like": 0, "ones_like": 0,
-    "full_like": 0, "copy_": 0, "_to_copy": 0, "clone": 0, "eq": 1, "ne": 1, "lt": 1, "gt": 1, "le": 1, "ge": 1,
-    "logical_and": 1, "logical_not": 1, "bitwise_and": 1, "bitwise_not": 1, "floor_divide": 1, "remainder": 1,
-    "gelu_backward": 10, "silu_backward": 6, "sigmoid_backward": 2, "tanh_backward": 2, "mul_backward": 1,
-    "native_dropout": 2, "dropout": 2, "erf": 1, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
-    "zeros": 0, "ones": 0, "full": 0, "arange": 1, "fill": 0, "index_copy_": 0, "index_put_": 0,
-}
-GATHER_OPS = {"embedding", "index_select", "gather", "index", "take_along_dim", "embedding_dense_backward"}
-CAT_OPS = {"cat", "stack", "_cat", "constant_pad_nd", "repeat", "roll", "flip"}
-REDUCE_OPS = {"sum", "mean", "amax", "amin", "max", "min", "var_mean", "var", "std", "norm", "linalg_vector_norm", "prod", "all", "any", "argmax"}
-ATTENTION_OPS = {
-    "scaled_dot_product_attention", "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
-    "_scaled_dot_product_cudnn_attention", "_flash_attention_forward", "_efficient_attention_forward",
-    "flash_attn_func", "mha_fwd", "mha_varlen_fwd", "fmha_fwd", "attention", "paged_attention",
-    "_flash_attn_forward",
-}
-
-
 def _tensors(rec: OpRecord) -> list[tuple]:
     return [s for s in rec.inputs if isinstance(s, tuple)]
 
@@ -139,7 +93,7 @@ def _gemm(m, n, k, batch=1) -> dict:
     return {"kernel": "gemm", "m": int(m), "n": int(n), "k": int(k), "batch": int(batch)}
 
 
-def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_bytes=None) -> dict | None:
+def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_bytes=None, sfu: float = 0.0) -> dict | None:
     ts = _tensors(rec)
     for s in rec.inputs:  # tensor lists (cat)
         if isinstance(s, list):
@@ -156,6 +110,8 @@ def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_
         for s, d in zip(ts, tensor_dtypes + [None] * len(ts), strict=False):
             reads_bytes += numel(s) * bytes_of(d, dtype)
     case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": 1, "flops_per_element": flops}
+    if sfu:
+        case["sfu_per_element"] = sfu
     if rec.name == "copy_":  # dst <- src: read src only (dst is counted as an input above)
         src = ts[1] if len(ts) > 1 else ts[0]
         case["reads"] = round(numel(src) * bytes_of(rec.dtypes[1] if len(rec.dtypes) > 1 else None, dtype) / (n * elem), 4)
@@ -197,7 +153,27 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
         return _triton(rec, name, ts)
     if name in POINTWISE:
         return _elementwise(rec, dtype, POINTWISE[name])
+    act = _activation(rec, name)
+    if act is not None:
+        valu, sfu = activations.cost(act)
+        return _elementwise(rec, dtype, valu, sfu=sfu)
     return f"{rec.op}: no kernel model ({rec.shapes_text()})"
+
+
+def _activation(rec: OpRecord, name: str) -> str | None:
+    """The `models.activations` entry of an eager op (in-place ``silu_`` as ``silu``;
+    ``gelu(approximate='tanh')`` as ``gelu_tanh``), or None."""
+    base = name.rstrip("_")
+    if base == "gelu" and "tanh" in (rec.kwargs.get("approximate"), _scalar(rec, 1)):
+        return "gelu_tanh"
+    return base if base in activations.PER_ELEMENT else None
+
+
+def _gated(n: int, act: str) -> dict:
+    """act(gate) * up over ``n`` outputs: reads gate and up, writes one array."""
+    valu, sfu = activations.cost(act, gated=True)
+    return {"kernel": "elementwise", "n": int(n), "reads": 2.0, "writes": 1, "flops_per_element": valu,
+            "sfu_per_element": sfu}
 
 
 def _no_kernel(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> str:
@@ -307,8 +283,8 @@ def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         q, k = ts[1], ts[2]
         return {"kernel": "elementwise", "n": int(numel(q) + numel(k)), "reads": 1.0, "writes": 1, "flops_per_element": 3}
     if name in ("silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "act_and_mul", "scaled_act_and_mul"):
-        x = max(ts, key=numel)
-        return {"kernel": "elementwise", "n": int(numel(x) // 2), "reads": 2.0, "writes": 1, "flops_per_element": 5}
+        x = max(ts, key=numel)  # act_and_mul takes its activation as an argument: SiLU, the common one
+        return _gated(numel(x) // 2, name.removesuffix("_and_mul") if name.startswith("gelu") else "silu")
     if name in ("store_cache", "reshape_and_cache", "reshape_and_cache_flash", "set_kv_buffer"):
         k, v = ts[0], ts[1]
         return {"kernel": "elementwise", "n": int(numel(k) + numel(v)), "reads": 1.0, "writes": 1, "flops_per_element": 0}
@@ -369,8 +345,7 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         n = numel(ts[0])
         return {"kernel": "elementwise", "n": n, "reads": 2.0, "writes": 2, "flops_per_element": 5}
     if name == "silu_and_mul":  # reads gate and up (2n), writes n
-        n = numel(ts[0]) // 2
-        return {"kernel": "elementwise", "n": n, "reads": 2.0, "writes": 1, "flops_per_element": 5}
+        return _gated(numel(ts[0]) // 2, "silu")
     if name == "reshape_and_cache":  # copies the new K and V into the cache
         n = numel(ts[0]) + numel(ts[1])
         return {"kernel": "elementwise", "n": n, "reads": 1.0, "writes": 1, "flops_per_element": 0}

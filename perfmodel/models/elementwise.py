@@ -1,6 +1,7 @@
 """`elementwise`: a vectorised map over n elements reading ``reads`` and writing ``writes``
-arrays with ``flops_per_element`` VALU FLOPs per element (PyTorch's vectorized elementwise
-kernel shape: 256 work-items, 16 B per lane per array and access)."""
+arrays with ``flops_per_element`` VALU FLOPs and ``sfu_per_element`` transcendental ops per
+element (PyTorch's vectorized elementwise kernel shape: 256 work-items, 16 B per lane per array
+and access). Activations' costs come from `models.activations`."""
 
 from __future__ import annotations
 
@@ -22,15 +23,18 @@ WG = 256
         Param("reads", float, 1, minimum=0, help="arrays read (n elements each)"),
         Param("writes", float, 1, minimum=0, help="arrays written (n elements each)"),
         Param("flops_per_element", float, 1, minimum=0, help="VALU FLOPs per element (FMA = 2)"),
+        Param("sfu_per_element", float, 0, minimum=0, help="transcendental ops per element (exp2, log2, rcp, sqrt)"),
     ],
     doc="elementwise map: n elements, `reads` input and `writes` output arrays",
     default_dtype="fp16",
 )
 def elementwise(p: dict, arch, dtype: str) -> Work:
-    n, reads, writes, fpe = floats(p, "n", "reads", "writes", "flops_per_element")
+    n, reads, writes, fpe, sfu = floats(p, "n", "reads", "writes", "flops_per_element", "sfu_per_element")
     s = dtypes.size(dtype)
     w = Work()
     w.add_flops("valu", dtypes.valu_dtype(arch, dtype), fpe * n)
+    if np.any(sfu > 0):
+        w.add_flops("sfu", "fp32", sfu * n)
     read = reads * n * s
     write = writes * n * s
     traffic.add_stream(w, arch, read, write, read + write)

@@ -5,7 +5,7 @@
 - up: grouped GEMM over the touched experts, K = hidden. ``gated=true`` (default): up and gate
   fused, N = 2*inter, the epilogue writes act(gate)*up (tokens*topk x inter); ``gated=false``:
   a plain up projection, N = inter, the epilogue writes act(up). The activation's per-element
-  work is in `ACTIVATIONS`; the gating multiply adds one VALU FLOP per element;
+  work is in `activations.PER_ELEMENT`; the gating multiply adds one VALU FLOP per element;
 - down: grouped GEMM N = hidden, K = inter;
 - combine: the topk outputs of a token summed with their routing weights (an FMA per element).
 
@@ -23,32 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from perfmodel.errors import InputError
-from perfmodel.models import gemm_tiling, tiles, traffic
+from perfmodel.models import activations, gemm_tiling, tiles, traffic
 from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
-
-# Per-element work of an activation, as (VALU fp32 FLOPs, SFU ops); an FMA is 2 FLOPs, as for
-# every VALU count in the models. Counted from the formula (PyTorch's definitions of SiLU, GELU
-# and ReLU) lowered to AMDGPU instructions: exp(y) is V_EXP_F32 (2^x, a transcendental on the
-# SFU) after one multiply by log2(e) (Triton's fast expf on AMD lowers to llvm.amdgcn.exp2:
-# triton test/Conversion/amd/builtin_func_to_llvm.mlir, "__triton_hip_fast_expf"); a division is
-# V_RCP_F32 (SFU) and a multiply. The gated (GLU) variants add one multiply by the up value.
-ACTIVATIONS: dict[str, tuple[float, float]] = {
-    # x / (1 + exp(-x)): x*(-log2 e), 2^t, 1 + e, rcp, x * r -> 3 VALU, 2 SFU
-    "silu": (3.0, 2.0),
-    # 0.5 x (1 + erf(x / sqrt 2)), erf as ROCm-Device-Libs ocml erfF.cl: for |x| >= 1 a degree-6
-    # polynomial in Horner MADs (12 FLOPs) + FMA (2) + 1 - exp(-p) (exp: 1 VALU + 1 SFU, sub 1);
-    # plus the x / sqrt 2 scale (1), 0.5 x (1) and the final FMA (2) -> 20 VALU, 1 SFU. Lanes on
-    # the |x| < 1 branch (a MUL and 6 MADs/FMA, 13 FLOPs) diverge from the rest in a wave: then
-    # both run, so this is a lower bound.
-    "gelu": (20.0, 1.0),
-    # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): x^2 (1), FMA 1 + c x^2 (2), k x (1), times
-    # (1); tanh y = 1 - 2 / (1 + exp(2y)): 2y log2 e (1), 2^t (SFU), 1 + e (1), rcp (SFU),
-    # FMA 1 - 2r (2); 0.5 x (1) and the final FMA (2) -> 12 VALU, 2 SFU
-    "gelu_tanh": (12.0, 2.0),
-    # max(x, 0): one V_MAX_F32
-    "relu": (1.0, 0.0),
-}
 
 
 def touched_experts(tokens, experts, topk):
@@ -65,7 +42,7 @@ def touched_experts(tokens, experts, topk):
         Param("hidden", help="model width"),
         Param("inter", help="expert intermediate width"),
         Param("gated", bool, True, help="true: up and gate fused (N = 2*inter, act(gate)*up); false: a plain up projection (N = inter)"),
-        Param("activation", str, "silu", choices=tuple(ACTIVATIONS), help="activation of the experts (gelu: erf form; gelu_tanh: tanh approximation)"),
+        Param("activation", str, "silu", choices=activations.GEMM_ACTIVATIONS, help="activation of the experts (gelu: erf form; gelu_tanh: tanh approximation)"),
         Param("out_dtype", str, "auto", choices=("auto", *gemm_tiling.OUT_DTYPES), help="type the expert GEMMs write (auto: bf16 for fp8/fp6/fp4, int32 for int8, else the input type)"),
         Param("scaling", str, "none", choices=("none", "tensor", "block", "mx"), help="quantization scales of the expert GEMMs, as for gemm"),
     ],
@@ -92,10 +69,10 @@ def moe(p: dict, arch, dtype: str) -> Work:
     _, l_up = gemm_tiling.gemm_work(
         arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, work=work
     )
-    valu, sfu = ACTIVATIONS[act]
+    valu, sfu = activations.cost(act, gated=gated)
     if sfu:
         work.add_flops("sfu", "fp32", sfu * rows * it)
-    work.add_flops("valu", "fp32", (valu + (1.0 if gated else 0.0)) * rows * it)
+    work.add_flops("valu", "fp32", valu * rows * it)
     _, l_down = gemm_tiling.gemm_work(arch, dtype, m_e, hd, it, et, out_dtype=out_dtype, work=work)
     pipe = next(iter(work.flops)).split(":")[0]
     for n_, k_ in ((n_up, hd), (hd, it)):

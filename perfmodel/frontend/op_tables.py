@@ -1,0 +1,61 @@
+"""Torch op and dtype names as the tracer and torch.profiler spell them, grouped by the kernel
+model that costs them (`frontend.opmap` holds the rules; these are its tables)."""
+
+from __future__ import annotations
+
+# torch dtype spellings (tracer: str(torch.bfloat16); chrome trace: "c10::BFloat16") -> perfmodel
+DTYPE_NAMES = {
+    "torch.bfloat16": "bf16",
+    "c10::BFloat16": "bf16",
+    "torch.float16": "fp16",
+    "c10::Half": "fp16",
+    "torch.float32": "fp32",
+    "float": "fp32",
+    "torch.float64": "fp64",
+    "double": "fp64",
+    "torch.float8_e4m3fn": "fp8",
+    "torch.float8_e4m3fnuz": "fp8",
+    "torch.float8_e5m2": "fp8",
+    "torch.float8_e5m2fnuz": "fp8",
+    "c10::Float8_e4m3fn": "fp8",
+    "c10::Float8_e4m3fnuz": "fp8",
+    "c10::Float8_e5m2": "fp8",
+    "c10::Float8_e5m2fnuz": "fp8",
+    "torch.int8": "int8",
+    "signed char": "int8",
+}
+INT_SIZES = {"torch.int64": 8, "long int": 8, "torch.int32": 4, "int": 4, "torch.bool": 1, "bool": 1, "torch.uint8": 1, "unsigned char": 1}
+
+# ops that launch no kernel: views, metadata, allocation without a fill
+VIEW_OPS = {
+    "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "expand_as", "slice", "select",
+    "unsqueeze", "squeeze", "as_strided", "split", "split_with_sizes", "chunk", "unbind", "detach", "alias",
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh", "view_as", "unflatten",
+    "flatten", "narrow", "_reshape_alias", "contiguous", "resolve_conj", "resolve_neg", "numpy_T", "size", "stride",
+    "dim", "is_same_size", "_local_scalar_dense", "item", "result_type", "lift_fresh_copy", "to", "type_as",
+    "scalar_tensor", "_has_compatible_shallow_copy_type", "set_", "record_stream", "profiler::_record_function_enter_new",
+}
+
+# elementwise ops: VALU FLOPs per output element (a mechanism count: add/mul 1, FMA 2); the
+# activations and transcendentals (exp, tanh, silu, gelu, rsqrt ...) are costed from
+# `models.activations` instead (VALU FLOPs and SFU ops), see `opmap._activation`
+POINTWISE = {
+    "add": 1, "add_": 1, "sub": 1, "sub_": 1, "mul": 1, "mul_": 1, "div": 1, "div_": 1, "neg": 1, "rsub": 1,
+    "pow": 1, "abs": 1, "sign": 1, "sin": 1, "cos": 1, "threshold_backward": 1,
+    "where": 1, "masked_fill": 1, "masked_fill_": 1, "clamp": 2, "clamp_min": 1, "clamp_max": 1, "maximum": 1,
+    "minimum": 1, "addcmul": 2, "addcdiv": 2, "lerp": 2, "fill_": 0, "zero_": 0, "zeros_like": 0, "ones_like": 0,
+    "full_like": 0, "copy_": 0, "_to_copy": 0, "clone": 0, "eq": 1, "ne": 1, "lt": 1, "gt": 1, "le": 1, "ge": 1,
+    "logical_and": 1, "logical_not": 1, "bitwise_and": 1, "bitwise_not": 1, "floor_divide": 1, "remainder": 1,
+    "gelu_backward": 10, "silu_backward": 6, "sigmoid_backward": 2, "tanh_backward": 2, "mul_backward": 1,
+    "native_dropout": 2, "dropout": 2, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
+    "zeros": 0, "ones": 0, "full": 0, "arange": 1, "fill": 0, "index_copy_": 0, "index_put_": 0,
+}
+GATHER_OPS = {"embedding", "index_select", "gather", "index", "take_along_dim", "embedding_dense_backward"}
+CAT_OPS = {"cat", "stack", "_cat", "constant_pad_nd", "repeat", "roll", "flip"}
+REDUCE_OPS = {"sum", "mean", "amax", "amin", "max", "min", "var_mean", "var", "std", "norm", "linalg_vector_norm", "prod", "all", "any", "argmax"}
+ATTENTION_OPS = {
+    "scaled_dot_product_attention", "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_flash_attention_forward", "_efficient_attention_forward",
+    "flash_attn_func", "mha_fwd", "mha_varlen_fwd", "fmha_fwd", "attention", "paged_attention",
+    "_flash_attn_forward",
+}
