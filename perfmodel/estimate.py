@@ -263,12 +263,12 @@ def _timed_terms(work: Work, shape, terms: _Terms) -> None:
 
 
 def _bound(
-    terms: _Terms, shape, launch: float | None, fill, overhead: tuple[str, float] | None = None
+    terms: _Terms, shape, launch, fill, overhead: tuple[str, float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(bound class, time) per point: the largest term, ``latency`` when Little's law capped
     it or the serial memory latencies (``fill``, added to the body) exceed it, ``launch`` when
-    the fixed costs (launch overhead plus the timing scope's ``overhead``, both added) exceed
-    both."""
+    the fixed costs (launch overhead per kernel dispatched plus the timing scope's ``overhead``,
+    all added) exceed both."""
     names = list(terms.time)
     idx, body = largest_term([np.broadcast_to(terms.time[n], shape) for n in names])
     # bound classes as integer codes into `labels` (fast on large batches), strings at the end
@@ -283,8 +283,8 @@ def _bound(
         code[fill > body] = len(names)
     fixed = 0.0
     if launch is not None:
-        terms.time[LAUNCH] = np.full(shape, launch)
-        fixed += launch
+        terms.time[LAUNCH] = np.array(np.broadcast_to(launch, shape), dtype=float)
+        fixed = fixed + terms.time[LAUNCH]
     if overhead is not None and overhead[1] > 0:
         terms.time[overhead[0]] = np.full(shape, overhead[1])
         fixed += overhead[1]
@@ -320,7 +320,9 @@ def estimate(
     L = work.launch
     fill = np.asarray(L.serial_latencies if L else 0.0, dtype=float) * latency_s(arch, arch.memory_level)
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
-    bound, time_s = _bound(terms, shape, arch.launch_overhead_s if include_launch else None, fill, overhead)
+    kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
+    launch = arch.launch_overhead_s * kernels if include_launch else None
+    bound, time_s = _bound(terms, shape, launch, fill, overhead)
     nnames = list(terms.naive)
     nidx, nbody = largest_term([np.broadcast_to(terms.naive[n], shape) for n in nnames])
     nlabels = np.array([bound_label(n) for n in nnames])

@@ -13,10 +13,9 @@ from perfmodel.models.registry import get_model
 A = load_arch("mi300x")
 
 
-def run(kernel, dtype="bf16", **kw):
-    return get_model(kernel).fn(
-        {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}, A, dtype
-    )
+def run(kernel, dtype="bf16", text=None, **kw):
+    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
+    return get_model(kernel).fn({**p, **(text or {})}, A, dtype)
 
 
 def test_conv_flops_exact():
@@ -32,11 +31,18 @@ def test_conv_flops_exact():
 def test_conv_compulsory_hbm_and_rereads():
     # ResNet 3x3 layer, 32x64x56x56 bf16: input and output 12.25 MiB each, filter 72 KiB; all
     # fit the MALL, so device memory sees each once, while L1/L2 see the input ~r*s times
-    w = run("conv2d", n=32, c=64, h=56, w=56, k=64, r=3, s=3, stride=1, pad=1)
+    shape = dict(n=32, c=64, h=56, w=56, k=64, r=3, s=3, stride=1, pad=1)
+    w = run("conv2d", text={"layout": "nhwc"}, **shape)
     inp = out = 32 * 64 * 56 * 56 * 2.0
     filt = 64 * 64 * 9 * 2.0
     assert float(w.bytes["hbm"][0]) == pytest.approx(inp + out + filt)
     assert float(w.bytes["l2"][0]) >= 9 * inp * 0.9
+    assert float(np.asarray(w.launch.kernels)) == 1.0
+    # NCHW (PyTorch's default): the library transposes input and filters in and the output
+    # back, each read and written once, as 3 more kernels
+    t = run("conv2d", text={"layout": "nchw"}, **shape)
+    assert float(t.bytes["hbm"][0]) == pytest.approx(3 * (inp + out + filt))
+    assert float(np.asarray(t.launch.kernels)) == 4.0
 
 
 def test_conv_filter_too_big_raises():
@@ -218,3 +224,13 @@ def test_one_activation_table_for_moe_and_traced_models():
     assert (case["flops_per_element"], case["sfu_per_element"]) == PER_ELEMENT["gelu_tanh"]
     w = run_cat("elementwise", {}, n=1024, reads=1, writes=1, flops_per_element=3, sfu_per_element=2)
     assert float(w.flops["sfu:fp32"][0]) == pytest.approx(2048.0)
+
+
+def test_launch_cost_is_paid_per_kernel():
+    """A Work of several kernels pays the archspec's per-dispatch fixed cost once per kernel."""
+    from perfmodel.prediction import predict
+
+    nhwc = predict("conv2d", arch="mi300x", n=1, c=8, h=8, w=8, k=8, r=3, s=3, pad=1, layout="nhwc")[0]
+    nchw = predict("conv2d", arch="mi300x", n=1, c=8, h=8, w=8, k=8, r=3, s=3, pad=1, layout="nchw")[0]
+    assert nchw.terms_us["launch"] == pytest.approx(4 * nhwc.terms_us["launch"])
+    assert nchw.time_us > nhwc.time_us

@@ -297,6 +297,7 @@ def combine_launch(launches: list[Launch]) -> Launch:
         vals[f] = np.take_along_axis(stack, i[None], axis=0)[0]
     # the kernels run one after another: their serial latencies add up
     vals["serial_latencies"] = sum(np.asarray(lc.serial_latencies, dtype=float) for lc in launches)
+    vals["kernels"] = sum(np.asarray(lc.kernels, dtype=float) for lc in launches)
     return Launch(**vals)
 
 
