@@ -162,6 +162,21 @@ def render_validation(v, fmt: str) -> str:
     return text
 
 
+def render_validation_set(vs, fmt: str) -> str:
+    """Several workloads (`perfmodel.validate.many.ValidationSet`): JSON/CSV hold every row with
+    its ``workload`` field, each workload's rows then the merged ones; table/md show one table per
+    workload, then the merged table, then the notes on the whole set."""
+    if fmt in ("json", "jsonl", "csv"):
+        return render(vs.rows, fmt)
+    parts = [render_validation(v, fmt) for v in vs.runs]
+    if vs.merged is not None:
+        parts.append(render_validation(vs.merged, fmt))
+    text = "\n".join(parts)
+    if vs.notes:
+        text += "\n" + "\n".join(f"note: {n}" for n in vs.notes) + "\n"
+    return text
+
+
 def validation_html(v) -> str:
     """A `Validation` in Jupyter: the compact table and its notes."""
     import html
