@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 import pytest
-from data_paths import MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200
 
+from data_paths import MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200
 from perfmodel.validate.many import MERGED, expand, validate_many
 
 
