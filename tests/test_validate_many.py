@@ -5,6 +5,7 @@ The ranks are real test workloads copied into a temporary folder (tests/data onl
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -13,7 +14,7 @@ import sys
 
 import pytest
 
-from data_paths import MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200
+from data_paths import MIXBENCH_MI200, VCOPY_2024, VCOPY_MI200, VCOPY_MI300X_LONG
 from perfmodel.validate.many import MERGED, expand, validate_many
 
 
@@ -47,6 +48,44 @@ def test_nested_host_pid_folders_are_ranks(tmp_path):
         shutil.copytree(VCOPY_MI200, tmp_path / host / pid)
     found, _ = expand([str(tmp_path)])
     assert [os.path.relpath(p, tmp_path) for p in found] == ["nodeA/101", "nodeA/102", "nodeB/201"]
+
+
+def _rocprofv3_run(folder, pid: int) -> None:
+    """A rocprofv3 kernel trace and agent info of one process (timestamps of the real MI300X
+    vcopy run in tests/data) in ``folder``, named as rocprofv3 names them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(VCOPY_MI300X_LONG, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["Counter_Name"] == "SQ_WAVES"]
+    with open(folder / f"{pid}_kernel_trace.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["Kind", "Agent_Id", "Dispatch_Id", "Kernel_Name", "Start_Timestamp", "End_Timestamp",
+                    "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"])  # fmt: skip
+        for r in rows:
+            w.writerow(["KERNEL_DISPATCH", "Agent 2", r["Dispatch_ID"], r["Kernel_Name"], r["Start_Timestamp"],
+                        r["End_Timestamp"], r["Grid_Size"], 1, 1])  # fmt: skip
+    (folder / f"{pid}_agent_info.csv").write_text(
+        "Node_Id,Agent_Type,Wave_Front_Size,Num_Xcc,Cu_Count,Name\n0,CPU,0,0,0,AMD EPYC\n2,GPU,64,8,304,gfx942\n"
+    )
+
+
+def test_rocprofv3_process_folders_are_ranks(cli, tmp_path):
+    """rocprofv3's default <host>/<pid>/ layout: one rank per process folder, merged."""
+    _rocprofv3_run(tmp_path / "out" / "node1" / "4242", 4242)
+    _rocprofv3_run(tmp_path / "out" / "node1" / "4243", 4243)
+    found, _ = expand([str(tmp_path / "out")])
+    assert [os.path.relpath(p, tmp_path / "out") for p in found] == ["node1/4242", "node1/4243"]
+    rows = _json(cli("validate", tmp_path / "out", "--format", "json"))
+    per_rank = [r for r in rows if r["workload"] != MERGED]
+    (merged,) = [r for r in rows if r["workload"] == MERGED]
+    assert len(per_rank) == 2 and merged["count"] == 2 * per_rank[0]["count"] == 6
+    assert merged["time_us"] == pytest.approx(per_rank[0]["time_us"] + per_rank[1]["time_us"], rel=1e-12)
+
+
+def test_rocprofv3_passes_of_one_run_stay_one_workload(tmp_path):
+    """`perfmodel profile`'s out/pass_N/ + out/timing/ folders are one run, as its reader joins them."""
+    _rocprofv3_run(tmp_path / "out" / "pass_1", 11)
+    _rocprofv3_run(tmp_path / "out" / "timing", 12)
+    assert expand([str(tmp_path / "out")])[0] == [str(tmp_path / "out")]
 
 
 def test_merged_kernel_is_the_ratio_of_sums_of_the_ranks(cli, ranks):

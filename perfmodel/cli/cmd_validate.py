@@ -116,7 +116,9 @@ def validate_command(
         "kernel_filter": kernel_filter,
         "top": top,
     }
-    if len(workloads) > 1 or _is_folder_of_ranks(workloads[0]):
+    from perfmodel.validate.many import holds_ranks
+
+    if len(workloads) > 1 or holds_ranks(workloads[0]):
         _validate_many(list(workloads), options, jobs, keep_going, targets, fmt_for)
         return
     workload = workloads[0]
@@ -136,14 +138,6 @@ def validate_command(
         emit(v.render(f), target)
         if target and f in ("table", "md"):
             click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
-
-
-def _is_folder_of_ranks(path: str) -> bool:
-    """A folder that no rocprof format reads whole (its entries are the ranks)."""
-    from perfmodel.validate.many import recognised
-
-    p = Path(path)
-    return p.is_dir() and any(p.iterdir()) and not recognised(p)
 
 
 def _validate_many(

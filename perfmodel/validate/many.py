@@ -7,17 +7,23 @@ workload uses (`Aggregator` over each workload's per-kernel sums, `kernel_row` f
 
 Which paths are workloads (`expand`): a path that an entry of the format table
 (`perfmodel.readers.formats`) reads whole is one workload - a rocprof-compute workload folder,
-a rocprofv3 CSV folder (searched to any depth: its ``pass_N/`` and ``timing/`` folders are one
-run), a folder holding one rocpd database, a file. A folder that no format reads is a folder of
-ranks: each entry in it (by name) that a format reads whole is one workload, and a sub-folder
-that none reads is searched the same way (``MAX_DEPTH`` levels). So ``rank_0/ rank_1/``
-rocprof-compute workloads, one rocpd ``.db`` per rank, or ``<host>/<pid>/`` folders of rocpd
-databases are ranks; per-rank rocprofv3 CSV folders are one run to the rocprofv3 reader, so give
-them as separate arguments (``perfmodel validate out/*/``).
+a rocprofv3 CSV folder (searched to any depth), a folder holding one rocpd database, a file. A
+folder that no format reads is a folder of ranks: each entry in it (by name) that a format
+reads whole is one workload, and a sub-folder that none reads is searched the same way
+(``MAX_DEPTH`` levels). So ``rank_0/ rank_1/`` rocprof-compute workloads, one rocpd ``.db`` per
+rank, or ``<host>/<pid>/`` folders of rocpd databases are ranks.
+
+A rocprofv3 CSV folder is one run to its reader (it joins the ``pass_N/`` and ``timing/``
+folders of `perfmodel profile`), except where every CSV file in it lies in a folder named like
+one process - a process id (rocprofv3's default ``<host>/<pid>/``) or ``rank_N`` / ``rank-N`` /
+``rankN`` (``-d out/rank_%rank%``) - and there are two or more such folders: then each is a
+rank. Several processes' files in one folder (``out/<pid>_kernel_trace.csv``) stay one
+workload; give each process its own folder, or pass the files as separate arguments.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +32,7 @@ from perfmodel.validate.report import KernelSum, Validation, kernel_row, select,
 
 MAX_DEPTH = 4  # folder levels searched for ranks below a folder no format reads
 MERGED = "merged"  # the `workload` field of the merged rows
+PROCESS_FOLDER = re.compile(r"\d+|rank[_-]?\d+")  # a folder holding one process's rocprofv3 files
 
 
 @dataclass
@@ -69,6 +76,41 @@ def recognised(path: Path) -> bool:
         return False
 
 
+def _process_folders(path: Path) -> list[Path]:
+    """The per-process folders of a rocprofv3 CSV folder (see the module docstring); [] when it
+    is one run."""
+    from perfmodel.readers import rocprof_v3
+
+    files = [f for pat in rocprof_v3.PATTERNS for f in rocprof_v3.find(path, pat)]
+    folders: set[Path] = set()
+    for f in files:
+        up = f.parent
+        while up != path and not PROCESS_FOLDER.fullmatch(up.name):
+            up = up.parent
+        if up == path:
+            return []  # a file outside any process folder: one run
+        folders.add(up)
+    return sorted(folders, key=lambda q: q.relative_to(path).parts) if len(folders) > 1 else []
+
+
+def _workloads_in(path: Path) -> list[Path]:
+    """``path`` as one workload, or its process folders when it holds several processes' runs."""
+    from perfmodel.readers.formats import V3_DIR, find
+
+    if path.is_dir() and find(path).name == V3_DIR:
+        return _process_folders(path) or [path]
+    return [path]
+
+
+def holds_ranks(path: str) -> bool:
+    """Whether ``path`` is a folder of several workloads (`expand` has the rules): one that no
+    format reads whole, or a rocprofv3 folder of several processes' runs."""
+    p = Path(path)
+    if not p.is_dir() or not any(p.iterdir()):
+        return False
+    return not recognised(p) or len(_workloads_in(p)) > 1
+
+
 def _ranks(folder: Path, depth: int, skipped: list[str]) -> list[Path]:
     """The entries under ``folder`` that a format reads whole, by name, searching sub-folders
     that none reads; ``skipped`` collects the files no format reads."""
@@ -77,7 +119,7 @@ def _ranks(folder: Path, depth: int, skipped: list[str]) -> list[Path]:
         if p.name.startswith("."):
             continue
         if recognised(p):
-            out.append(p)
+            out += _workloads_in(p)
         elif p.is_dir() and depth > 1:
             out += _ranks(p, depth - 1, skipped)
         elif p.is_file():
@@ -94,8 +136,11 @@ def expand(paths: list[str]) -> tuple[list[str], list[str]]:
     skipped: list[str] = []
     for arg in paths:
         p = Path(arg)
-        if not p.is_dir() or recognised(p):
+        if not p.is_dir():
             out.append(str(p))
+            continue
+        if recognised(p):
+            out += [str(q) for q in _workloads_in(p)]
             continue
         found = _ranks(p, MAX_DEPTH, skipped)
         if not found:
