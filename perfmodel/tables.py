@@ -127,6 +127,8 @@ def validation_table(v) -> list[dict]:
         occ = r.get("occupancy")
         if isinstance(occ, dict):
             t["occupancy"] = f"{occ['waves_per_simd']:g}/SIMD ({occ['limiter']})"
+        if "workloads" in r:  # a row merged over several workloads: in how many the kernel ran
+            t["workloads"] = r["workloads"]
         t["explain"] = r.get("explain")
         t["flags"] = len(r.get("flags") or []) or None
         out.append(t)
@@ -155,6 +157,8 @@ def render_validation(v, fmt: str) -> str:
     cols = VALIDATE_COLUMNS
     if any("occupancy" in t for t in trows):  # kernel traces with register columns: waves per SIMD
         cols = [*VALIDATE_COLUMNS[:-1], "occupancy", VALIDATE_COLUMNS[-1]]
+    if any("workloads" in t for t in trows):
+        cols = [*cols[:3], "workloads", *cols[3:]]
     text = render(trows, fmt, columns=cols, headers=VALIDATE_HEADERS, title=title)
     extra = flag_lines(v.rows) + [f"note: {n}" for n in v.notes]
     if extra:

@@ -130,7 +130,7 @@ def test_table_has_one_table_per_workload_then_the_merged_one(cli, ranks):
     r = cli("validate", ranks, "--top", "3")
     assert r.exit_code == 0, r.output
     titles = [line for line in r.stdout.splitlines() if line.startswith("perfmodel validate")]
-    assert len(titles) == 4 and titles[-1].startswith("perfmodel validate 3 workloads, merged")
+    assert len(titles) == 4 and titles[-1].startswith("perfmodel validate 3 workloads (merged)")
     assert "note: skipped 1 file(s) no rocprof format reads" in r.stdout
 
 

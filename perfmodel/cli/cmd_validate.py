@@ -83,14 +83,15 @@ def validate_command(
     perfmodel validate rank_0/ rank_1/ rank_2/ --jobs 3 --format json
     perfmodel validate ranks/ --jobs 0 -o all.csv
 
-    Several workloads (several arguments, or a folder that no format reads whole, whose
-    entries that a format reads are the ranks: rank_N/ rocprof-compute workloads, one rocpd
-    .db per rank; rocprofv3 CSV folders are read whole, so give per-rank ones as arguments):
-    each is validated on its own, then its kernels are merged across them (ratio of sums:
-    FLOPs, bytes, time summed). JSON/CSV rows carry a `workload` field (the path); the merged
-    rows have workload "merged" and `workloads` (how many it ran in). Tables: one per workload,
-    then the merged one. Results are in input order whatever --jobs is. A bad workload stops
-    everything (one error line, exit 2, no file written) unless --keep-going.
+    Several workloads: several arguments, or a folder that no format reads whole
+    (its entries that a format reads are the ranks: rank_N/ rocprof-compute workloads, one
+    rocpd .db per rank), or a rocprofv3 CSV folder whose files all lie in per-process folders
+    (<host>/<pid>/, rank_N/). Each is validated on its own, then each kernel is merged across
+    them (ratio of sums: FLOPs, bytes, time summed). JSON/CSV rows carry `workload` (the path);
+    merged rows have workload "merged" and `workloads` (how many it ran in). Tables: one per
+    workload, then the merged one. Output is in input order whatever --jobs is. A bad workload
+    stops everything (one error line each, exit 2, no file written) unless --keep-going.
+    Details: docs/usage.md, "Several workloads".
     """
     import math
 

@@ -223,7 +223,7 @@ def merge(runs: list[Validation], kernel_filter: str | None = None, top: int | N
     _copy_occupancy(rows, runs)
     flt = compile_regex(kernel_filter, None, "--kernel") if kernel_filter else None
     note = f"each kernel summed over the {len(runs)} workloads it ran in (ratio of sums)"
-    return Validation(f"{len(runs)} workloads, merged", a, select(rows, flt, top), False, [note])
+    return Validation(f"{len(runs)} workloads (merged)", a, select(rows, flt, top), False, [note])
 
 
 def _copy_occupancy(rows: list[dict], runs: list[Validation]) -> None:
