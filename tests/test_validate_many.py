@@ -175,7 +175,7 @@ def test_merged_time_missing_says_so(ranks):
     for i in (0, 1):
         shutil.rmtree(ranks / f"rank_{i}")
         shutil.copytree(VCOPY_2024 / "MI300X_A1", ranks / f"rank_{i}")
-    vs = validate_many([str(ranks / "rank_0"), str(ranks / "rank_1")], {})
+    vs = validate_many([str(ranks / "rank_0"), str(ranks / "rank_1")])
     (row,) = vs.merged.rows
     assert row["time_us"] is None and row["count"] == 6
     assert "time-missing: 2 of the 2 sums merged have no usable time" in row["flags"]

@@ -153,7 +153,7 @@ def _validate_many(
 
     if options["manifest"]:  # read once, not once per workload
         options = {**options, "manifest": load_manifest(options["manifest"])}
-    vs = validate_many(workloads, options, jobs=jobs or os.cpu_count() or 1, keep_going=keep_going)
+    vs = validate_many(workloads, jobs=jobs or os.cpu_count() or 1, keep_going=keep_going, **options)
     for target in targets:
         f = fmt_for(target)
         emit(vs.render(f), target)

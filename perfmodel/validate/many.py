@@ -130,8 +130,6 @@ def _ranks(folder: Path, depth: int, skipped: list[str]) -> list[Path]:
 def expand(paths: list[str]) -> tuple[list[str], list[str]]:
     """The workloads the paths name, in order (see the module docstring), and notes on the
     files skipped. A folder in which nothing is recognised: the format table's own error."""
-    from perfmodel.readers.formats import find
-
     out: list[str] = []
     skipped: list[str] = []
     for arg in paths:
@@ -142,10 +140,8 @@ def expand(paths: list[str]) -> tuple[list[str], list[str]]:
         if recognised(p):
             out += [str(q) for q in _workloads_in(p)]
             continue
-        found = _ranks(p, MAX_DEPTH, skipped)
-        if not found:
-            find(p)  # raises the one line that says what was expected here
-        out += [str(q) for q in found]
+        # nothing recognised: the folder itself, whose validation says what was expected there
+        out += [str(q) for q in _ranks(p, MAX_DEPTH, skipped)] or [str(p)]
     seen: set[str] = set()
     for w in out:
         if w in seen:
@@ -160,7 +156,13 @@ def expand(paths: list[str]) -> tuple[list[str], list[str]]:
 
 def _validate_one(path: str, options: dict) -> tuple[Validation | None, str | None]:
     """One workload in a worker process: its validation, or its error line (naming it)."""
+    from perfmodel import traces
+
     try:
+        if traces.detect(path):
+            raise InputError(
+                "a torch.profiler trace: validate it on its own, not among rocprof workloads", where=path
+            )
         return validate(path, **options), None
     except InputError as e:
         msg = str(e)
@@ -239,8 +241,9 @@ def _copy_occupancy(rows: list[dict], runs: list[Validation]) -> None:
             r["occupancy"] = occ[0]
 
 
-def validate_many(paths: list[str], options: dict, jobs: int = 1, keep_going: bool = False) -> ValidationSet:
-    """Validate every workload ``paths`` name (`expand`), ``jobs`` at a time, and merge them.
+def validate_many(paths: list[str], jobs: int = 1, keep_going: bool = False, **options) -> ValidationSet:
+    """Validate every workload ``paths`` name (`expand`), ``jobs`` at a time, and merge them;
+    ``options`` are those of `validate` (arch, manifest, per_dispatch, kernel_filter, top, ...).
 
     A workload that fails: without ``keep_going`` every failure is raised (one line each) and
     nothing is returned; with it the others are returned and ``errors`` holds the lines."""
