@@ -203,8 +203,9 @@ def _run(args: list, seed: str) -> bytes:
     return p.stdout
 
 
-def test_predict_suite_is_byte_identical_across_runs():
-    args = ["predict", "--suite", "--arch", "mi300x", "--format", "json"]
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_predict_suite_is_byte_identical_across_runs(fmt):
+    args = ["predict", "--suite", "--arch", "mi300x", "--format", fmt]
     first = _run(args, "1")
     assert first == _run(args, "2") and len(first) > 10_000
 
