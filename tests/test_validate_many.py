@@ -215,3 +215,12 @@ def test_validate_is_byte_identical_across_runs(fmt):
     args = ["validate", MIXBENCH_MI200, "--format", fmt]
     first = _run(args, "3")
     assert first == _run(args, "4") and b"benchmark_func" in first
+
+
+def test_python_api(ranks):
+    import perfmodel.validate as pv
+
+    vs = pv.validate_many([str(ranks / "rank_0"), str(ranks / "rank_1")], jobs=2, kernel_filter="vecCopy")
+    assert [os.path.basename(v.path) for v in vs.runs] == ["rank_0", "rank_1"]
+    assert vs.merged is not None and vs.merged.rows[0]["count"] == 6
+    assert vs._repr_html_().count("<table") == 3

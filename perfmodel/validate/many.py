@@ -62,6 +62,18 @@ class ValidationSet:
 
         return render_validation_set(self, fmt)
 
+    def to_pandas(self):
+        """A pandas DataFrame of `rows` (needs pandas; perfmodel does not install it)."""
+        from perfmodel.tables import to_pandas
+
+        return to_pandas(self.rows)
+
+    def _repr_html_(self) -> str:
+        from perfmodel.tables import validation_html
+
+        parts = [*self.runs, self.merged] if self.merged is not None else self.runs
+        return "".join(validation_html(v) for v in parts)
+
     def __repr__(self) -> str:
         return self.render("table")
 
