@@ -234,7 +234,8 @@ def _dependent_chain(work: Work, occ: dict, terms: _Terms) -> None:
     hidden behind the longest. Each term keeps its share: the sum of the terms' excess over
     the longest term is spread over the chain's terms in proportion to their time.
     """
-    keys = [compute_term(k) for k in work.dependent if compute_term(k) in terms.time]
+    # sorted: summing in set order would make the last digit depend on the hash seed
+    keys = [compute_term(k) for k in sorted(work.dependent) if compute_term(k) in terms.time]
     if len(keys) < 2:
         return
     times = [terms.time[k] for k in keys]

@@ -127,6 +127,8 @@ def validation_table(v) -> list[dict]:
         occ = r.get("occupancy")
         if isinstance(occ, dict):
             t["occupancy"] = f"{occ['waves_per_simd']:g}/SIMD ({occ['limiter']})"
+        if "workloads" in r:  # a row merged over several workloads: in how many the kernel ran
+            t["workloads"] = r["workloads"]
         t["explain"] = r.get("explain")
         t["flags"] = len(r.get("flags") or []) or None
         out.append(t)
@@ -155,10 +157,27 @@ def render_validation(v, fmt: str) -> str:
     cols = VALIDATE_COLUMNS
     if any("occupancy" in t for t in trows):  # kernel traces with register columns: waves per SIMD
         cols = [*VALIDATE_COLUMNS[:-1], "occupancy", VALIDATE_COLUMNS[-1]]
+    if any("workloads" in t for t in trows):
+        cols = [*cols[:3], "workloads", *cols[3:]]
     text = render(trows, fmt, columns=cols, headers=VALIDATE_HEADERS, title=title)
     extra = flag_lines(v.rows) + [f"note: {n}" for n in v.notes]
     if extra:
         text += ("\n" if fmt == "md" else "") + "\n".join(extra) + "\n"
+    return text
+
+
+def render_validation_set(vs, fmt: str) -> str:
+    """Several workloads (`perfmodel.validate.many.ValidationSet`): JSON/CSV hold every row with
+    its ``workload`` field, each workload's rows then the merged ones; table/md show one table per
+    workload, then the merged table, then the notes on the whole set."""
+    if fmt in ("json", "jsonl", "csv"):
+        return render(vs.rows, fmt)
+    parts = [render_validation(v, fmt) for v in vs.runs]
+    if vs.merged is not None:
+        parts.append(render_validation(vs.merged, fmt))
+    text = "\n".join(parts)
+    if vs.notes:
+        text += "\n" + "\n".join(f"note: {n}" for n in vs.notes) + "\n"
     return text
 
 

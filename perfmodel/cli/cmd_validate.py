@@ -12,7 +12,7 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
 
 
 @click.command("validate")
-@click.argument("workload", type=click.Path())
+@click.argument("workloads", nargs=-1, required=True, type=click.Path())
 @click.option("--arch", "arch", default=None, help="Arch key or archspec path. [default: from sysinfo.csv]")
 @click.option(
     "--cases",
@@ -23,7 +23,9 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
 )
 @click.option("--per-dispatch", is_flag=True, help="One row per dispatch instead of per kernel.")
 @click.option("--sclk", "sclk", type=float, default=None, help="Override the peak clock (MHz).")
-@click.option("--cus", "cus", type=click.IntRange(min=1, max=100_000), default=None, help="Override the CU count.")
+@click.option(
+    "--cus", "cus", type=click.IntRange(min=1, max=100_000), default=None, help="Override the CU count."
+)
 @click.option("--kernel", "kernel_filter", default=None, help="Only kernels whose name matches this regex.")
 @click.option(
     "--top", "top", type=click.IntRange(min=1), default=None, help="Only the N kernels with the longest time."
@@ -36,11 +38,38 @@ SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"
     callback=output_path_callback,
     help="Write the report to this file; format from the suffix (.md .json .jsonl .csv) unless --format is given.",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    "jobs",
+    type=click.IntRange(min=0, max=1024),
+    default=1,
+    show_default=True,
+    help="Several workloads: validate this many at once in separate processes (0: one per CPU).",
+)
+@click.option(
+    "--keep-going",
+    is_flag=True,
+    help="Several workloads: report every valid one; one error line per bad one (exit status 2 if any).",
+)
 @format_option
 @output_option
 @click.pass_context
 def validate_command(
-    ctx, workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top, report, fmt, output
+    ctx,
+    workloads,
+    arch,
+    manifest,
+    per_dispatch,
+    sclk,
+    cus,
+    kernel_filter,
+    top,
+    jobs,
+    keep_going,
+    report,
+    fmt,
+    output,
 ) -> None:
     """Read rocprof output (file or directory) and report, per kernel: measured time, FLOPs per
     pipe, bytes per level, intensity, achieved rate against each ceiling and the measured bound;
@@ -51,12 +80,25 @@ def validate_command(
     perfmodel validate workloads/mixbench/mi200
     perfmodel validate workloads/mixbench/mi200 --per-dispatch --format jsonl
     perfmodel validate run/ --cases manifest.yaml -o report.md
+    perfmodel validate rank_0/ rank_1/ rank_2/ --jobs 3 --format json
+    perfmodel validate ranks/ --jobs 0 -o all.csv
+
+    Several workloads: several arguments, or a folder that no format reads whole
+    (its entries that a format reads are the ranks: rank_N/ rocprof-compute workloads, one
+    rocpd .db per rank), or a rocprofv3 CSV folder whose files all lie in per-process folders
+    (<host>/<pid>/, rank_N/). Each is validated on its own, then each kernel is merged across
+    them (ratio of sums: FLOPs, bytes, time summed). JSON/CSV rows carry `workload` (the path);
+    merged rows have workload "merged" and `workloads` (how many it ran in). Tables: one per
+    workload, then the merged one. Output is in input order whatever --jobs is. A bad workload
+    stops everything (one error line each, exit 2, no file written) unless --keep-going.
+    Details: docs/usage.md, "Several workloads".
     """
     import math
 
     from perfmodel import traces
     from perfmodel.errors import InputError
     from perfmodel.progress import status
+    from perfmodel.validate import validate
 
     if sclk is not None and not (math.isfinite(sclk) and 1 <= sclk <= 10_000):
         raise InputError(f"expected a clock between 1 and 10000 MHz, got {sclk:g}", key="--sclk")
@@ -66,15 +108,32 @@ def validate_command(
     def fmt_for(target):
         return fmt if fmt_given or not target else SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
 
+    options = {
+        "arch": arch,
+        "manifest": manifest,
+        "per_dispatch": per_dispatch,
+        "sclk_mhz": sclk,
+        "cus": cus,
+        "kernel_filter": kernel_filter,
+        "top": top,
+    }
+    from perfmodel.validate.many import holds_ranks
+
+    if len(workloads) > 1 or holds_ranks(workloads[0]):
+        _validate_many(list(workloads), options, jobs, keep_going, targets, fmt_for)
+        return
+    workload = workloads[0]
     if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
         for target in targets:
-            text, n = traces.render(workload, arch=arch, manifest=manifest, fmt=fmt_for(target), top=top or 30)
+            text, n = traces.render(
+                workload, arch=arch, manifest=manifest, fmt=fmt_for(target), top=top or 30
+            )
             emit(text, target)
             if target and fmt_for(target) in ("table", "md"):
                 click.echo(f"report written to {target} ({n} rows)", err=True)
         return
     with status(f"validating {workload} (reading the trace, deriving counters, predicting)"):
-        v = _run(workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top)
+        v = validate(workload, **options)
     for target in targets:  # -o and -O: each file in its own format (from its suffix)
         f = fmt_for(target)
         emit(v.render(f), target)
@@ -82,16 +141,26 @@ def validate_command(
             click.echo(f"report written to {target} ({len(v.rows)} rows)", err=True)
 
 
-def _run(workload, arch, manifest, per_dispatch, sclk, cus, kernel_filter, top):
-    from perfmodel.validate import validate
+def _validate_many(
+    workloads: list[str], options: dict, jobs: int, keep_going: bool, targets, fmt_for
+) -> None:
+    """Several workloads: validated `jobs` at a time, merged, written like one (see --help)."""
+    import os
 
-    return validate(
-        workload,
-        arch=arch,
-        manifest=manifest,
-        per_dispatch=per_dispatch,
-        sclk_mhz=sclk,
-        cus=cus,
-        kernel_filter=kernel_filter,
-        top=top,
-    )
+    from perfmodel.errors import InputError, InputErrors
+    from perfmodel.validate.identify import load_manifest
+    from perfmodel.validate.many import validate_many
+
+    if options["manifest"]:  # read once, not once per workload
+        options = {**options, "manifest": load_manifest(options["manifest"])}
+    vs = validate_many(workloads, jobs=jobs or os.cpu_count() or 1, keep_going=keep_going, **options)
+    for target in targets:
+        f = fmt_for(target)
+        emit(vs.render(f), target)
+        if target and f in ("table", "md"):
+            click.echo(f"report written to {target} ({len(vs.rows)} rows)", err=True)
+    if any(fmt_for(t) not in ("table", "md") for t in targets):  # notes the JSON/CSV rows do not carry
+        for n in vs.notes:
+            click.echo(f"note: {n}", err=True)
+    if vs.errors:
+        raise InputErrors([InputError(e) for e in vs.errors])

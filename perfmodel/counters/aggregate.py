@@ -24,7 +24,8 @@ def _add(into: dict[str, float], other: dict[str, float]) -> None:
 
 class Aggregator:
     """The per-group sums of :func:`aggregate`, built one measurement at a time: memory grows
-    with the number of groups (kernels), not with the number of dispatches."""
+    with the number of groups (kernels), not with the number of dispatches. A measurement added
+    may itself be a sum (``count`` > 1: one workload's kernel, merging several workloads)."""
 
     def __init__(self, key: Callable[[Measurement], str] = lambda m: m.kernel):
         self.key = key
@@ -36,11 +37,12 @@ class Aggregator:
         if g is None:
             a = Measurement(kernel=name, dispatch=m.dispatch, gfx=m.gfx, count=0, source=m.source)
             g = self._groups[name] = {
-                "a": a, "untimed": 0, "time": 0, "cycles": 0, "waves": 0,
+                "a": a, "added": 0, "untimed": 0, "time": 0, "cycles": 0, "waves": 0,
                 "sources": set(), "flags": set(), "notes": set(),
             }  # fmt: skip
         a = g["a"]
-        a.count += 1
+        a.count += m.count
+        g["added"] += 1
         _add(a.flops, m.flops)
         _add(a.iops, m.iops)
         _add(a.bytes_read, m.bytes_read)
@@ -61,8 +63,10 @@ class Aggregator:
         out = []
         for g in self._groups.values():
             a = g["a"]
-            if g["untimed"]:
+            if g["untimed"] and g["added"] == a.count:
                 a.flags.append(f"time-missing: {g['untimed']} of {a.count} dispatches have no usable time")
+            elif g["untimed"]:  # sums without a time carry their own flag saying how many dispatches
+                a.flags.append(f"time-missing: {g['untimed']} of the {g['added']} sums merged have no usable time")
             else:
                 a.time_s = g["time"]
             if g["cycles"] is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfmodel.arch import Arch
+from perfmodel.counters.measurement import Measurement
 from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction, predict_on
 from perfmodel.readers.rocprof_v3 import Restart
@@ -23,12 +24,28 @@ from perfmodel.validate.workload_arch import pick_arch
 
 
 @dataclass
+class KernelSum:
+    """One kernel of a workload, summed over its dispatches: the measurement (ratio of sums),
+    how its first dispatch was identified, its dispatch count, how many were identified, and
+    the run-length list of their predictions."""
+
+    measurement: Measurement
+    first: tuple[dict | None, str]
+    dispatches: int
+    identified: int
+    runs: list[list]
+
+
+@dataclass
 class Validation:
     path: str
     arch: Arch
     rows: list[dict]
     per_dispatch: bool
     notes: list[str] = field(default_factory=list)
+    # per kernel, before --kernel/--top: the sums the rows come from, so several workloads'
+    # rows can be merged by the same ratio of sums (`perfmodel.validate.many`); None per dispatch
+    kernel_sums: list[KernelSum] | None = field(default=None, repr=False)
 
     def render(self, fmt: str = "table") -> str:
         """The validation as ``table``, ``md``, ``csv``, ``json`` or ``jsonl`` text."""
@@ -115,6 +132,7 @@ def validate(
     target = None if wl.gfx else a.gfx
     rows: list[dict] = []
     time_sources: set[str] = set()
+    sums = None
     if per_dispatch:
         if hasattr(wl.dispatches, "materialize"):
             wl.dispatches = wl.dispatches.materialize()
@@ -125,15 +143,11 @@ def validate(
         time_sources = {d.time_source for d in wl.dispatches}
     else:
         try:
-            rows, time_sources = _per_kernel(wl, target, a, man, ach, peak)
+            sums, time_sources = _kernel_sums(wl, target, a, man, peak)
         except Restart:  # a counter file that could not be streamed: now read whole, go again
-            rows, time_sources = _per_kernel(wl, target, a, man, ach, peak)
-    if flt is not None:
-        rows = [r for r in rows if flt.search(r["kernel"])]
-    if top:
-        keep = sorted(rows, key=lambda r: -(r["time_us"] or 0))[:top]
-        ids = {id(r) for r in keep}
-        rows = [r for r in rows if id(r) in ids]
+            sums, time_sources = _kernel_sums(wl, target, a, man, peak)
+        rows = [kernel_row(k, a, ach, peak) for k in sums]
+    rows = select(rows, flt, top)
     notes += [n for n in wl.notes if n]
     notes += _attach_occupancy(rows, path, a)
     inflated = sorted({s for s in time_sources if _counter_pass_timing(s)})
@@ -142,15 +156,26 @@ def validate(
             "no counter-free timing: durations come from counter-collection passes, which counter overhead"
             f" inflates ({'; '.join(inflated)[:200]})"
         )
-    return Validation(str(path), a, rows, per_dispatch, notes)
+    return Validation(str(path), a, rows, per_dispatch, notes, kernel_sums=sums)
 
 
-def _per_kernel(wl, target, a: Arch, man, ach: dict, peak: dict) -> tuple[list[dict], set[str]]:
-    """Per-kernel rows, aggregated while reading: nothing is kept per dispatch."""
+def select(rows: list[dict], flt, top: int | None) -> list[dict]:
+    """The rows whose kernel matches ``flt`` (a compiled regex), then the ``top`` longest, in
+    their original order."""
+    if flt is not None:
+        rows = [r for r in rows if flt.search(r["kernel"])]
+    if top:
+        keep = sorted(rows, key=lambda r: -(r["time_us"] or 0))[:top]
+        ids = {id(r) for r in keep}
+        rows = [r for r in rows if id(r) in ids]
+    return rows
+
+
+def _kernel_sums(wl, target, a: Arch, man, peak: dict) -> tuple[list[KernelSum], set[str]]:
+    """Per-kernel sums, aggregated while reading: nothing is kept per dispatch."""
     from perfmodel.counters.aggregate import Aggregator
     from perfmodel.counters.derive import iter_derive
 
-    rows: list[dict] = []
     time_sources: set[str] = set()
     # per kernel, aggregated while reading: nothing is kept per dispatch
     agg = Aggregator()
@@ -180,13 +205,16 @@ def _per_kernel(wl, target, a: Arch, man, ach: dict, peak: dict) -> tuple[list[d
                 runs[-1][1] += 1
             else:
                 runs.append([pred, 1])
-    for m in agg.result():
-        first, n, known, runs = per[m.kernel]
-        ok = known == n
-        if not ok and known:
-            m.notes.append(f"{known} of {n} dispatches identified: no prediction for the kernel")
-        rows.append(_row(m, [(p, c) for p, c in runs] if ok else [], first, a, ach, peak))
-    return rows, time_sources
+    return [KernelSum(m, *per[m.kernel]) for m in agg.result()], time_sources
+
+
+def kernel_row(k: KernelSum, a: Arch, ach: dict, peak: dict) -> dict:
+    """The row of one kernel's sums: a prediction only when every dispatch was identified."""
+    ok = k.identified == k.dispatches
+    r = _row(k.measurement, [(p, c) for p, c in k.runs] if ok else [], k.first, a, ach, peak)
+    if not ok and k.identified:
+        r["notes"].append(f"{k.identified} of {k.dispatches} dispatches identified: no prediction for the kernel")
+    return r
 
 
 def _counter_pass_timing(source: str) -> bool:
