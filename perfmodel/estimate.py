@@ -23,8 +23,10 @@ from perfmodel.roofline import largest_term
 from perfmodel.vocab import (
     FILL,
     INT,
+    K_LOOP,
     LATENCY,
     LAUNCH,
+    MATRIX_PIPES,
     PER_CU_LEVELS,
     bound_label,
     compute_term,
@@ -137,7 +139,9 @@ def _quantization(grid: np.ndarray, cus: int, work: Work) -> np.ndarray:
 
 # --- the estimate -------------------------------------------------------------------------
 def _shape(work: Work) -> tuple:
-    arrays = [np.asarray(v) for d in (work.flops, work.iops, work.bytes_read, work.bytes_write) for v in d.values()]
+    arrays = [
+        np.asarray(v) for d in (work.flops, work.iops, work.bytes_read, work.bytes_write) for v in d.values()
+    ]
     return np.broadcast_shapes(*[a.shape for a in arrays]) if arrays else ()
 
 
@@ -151,14 +155,16 @@ class _Terms:
 
 
 def _compute_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, first_principles: bool) -> None:
-    """FLOPs / achievable rate, stretched by wave quantization; FLOPs / peak for the naive roof."""
+    """FLOPs / achievable rate, stretched by wave quantization (and, on the matrix pipes, by the
+    padding of partial tiles: `Launch.useful_fraction`); FLOPs / peak for the naive roof."""
+    useful = np.asarray(work.launch.useful_fraction if work.launch else 1.0, dtype=float)
     for key, f in work.flops.items():
         pipe, dtype = split_flop_key(key)
         rate, peak, prov = compute_rate(arch, pipe, dtype, first_principles, packed=key in work.packed)
         t = compute_term(key)
         used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
         f = np.asarray(f, dtype=float)
-        terms.time[t] = f / (rate * q)
+        terms.time[t] = f / (rate * (q * useful if pipe in MATRIX_PIPES else q))
         terms.naive[t] = f / peak
 
 
@@ -177,7 +183,9 @@ def _integer_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, no
             peak = arch.peak_iops(pipe, op)
             if peak is None:
                 if np.any(n > 0):
-                    notes.append(f"{arch.key} has no {pipe} {op} integer rate in its spec: those integer ops are not timed")
+                    notes.append(
+                        f"{arch.key} has no {pipe} {op} integer rate in its spec: those integer ops are not timed"
+                    )
                 continue
             secs = secs + n / peak
             ops = ops + n
@@ -188,13 +196,22 @@ def _integer_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, no
         with np.errstate(divide="ignore", invalid="ignore"):
             eff = np.where(np.asarray(secs) > 0, ops / np.where(np.asarray(secs) > 0, secs, 1.0), 0.0)
         used.rate[t] = used.peak[t] = eff
-        used.provenance[t] = f"theoretical integer rates ({', '.join(srcs)}), summed per op class; integer ops, not FLOPs"
+        used.provenance[t] = (
+            f"theoretical integer rates ({', '.join(srcs)}), summed per op class; integer ops, not FLOPs"
+        )
         terms.time[t] = secs / q
         terms.naive[t] = secs
 
 
 def _memory_terms(
-    work: Work, arch: Arch, occ: dict, shape, used: RatesUsed, terms: _Terms, notes: list[str], first_principles: bool
+    work: Work,
+    arch: Arch,
+    occ: dict,
+    shape,
+    used: RatesUsed,
+    terms: _Terms,
+    notes: list[str],
+    first_principles: bool,
 ) -> None:
     """Bytes / achievable bandwidth, capped by Little's law over the bytes the waves keep in flight."""
     q = occ["quantization"]
@@ -210,7 +227,9 @@ def _memory_terms(
             continue
         rate, peak, prov = bandwidth(arch, level, first_principles)
         if "tag A" in prov and np.any(b > 0):
-            notes.append(f"the {level} ceiling of {arch.key} is a placeholder (an assumption in its spec, tag A)")
+            notes.append(
+                f"the {level} ceiling of {arch.key} is a placeholder (an assumption in its spec, tag A)"
+            )
         t = memory_term(level)
         used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
         little = in_flight / latency_s(arch, level)
@@ -248,6 +267,21 @@ def _dependent_chain(work: Work, occ: dict, terms: _Terms) -> None:
     for k in keys:
         # the longest term stands for the chain; the others keep their own time
         terms.time[k] = np.where(terms.time[k] >= longest, terms.time[k] * scale, terms.time[k])
+
+
+def _k_loop(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
+    """The latency floor of a tiled kernel's main loop: each K step's matrix instructions wait
+    for operands whose global loads were issued `k_loop_prefetch_depth` steps earlier, so a
+    step takes at least the device-memory latency / that depth, however little work it holds.
+    Tiles resident on one CU overlap their chains; the rounds of tiles a CU runs add up. Short
+    K and small tiles (skinny GEMMs, split-K) are where this floor exceeds the other terms."""
+    L = work.launch
+    steps = np.asarray(L.k_steps if L else 0.0, dtype=float)
+    if not np.any(steps > 0):
+        return
+    rounds = np.ceil(occ["grid"] / (arch.cus * occ["wgs_per_cu"]))
+    per_step = latency_s(arch, arch.memory_level) / constants()["k_loop_prefetch_depth"]["value"]
+    terms.time[K_LOOP] = rounds * steps * per_step
 
 
 def _timed_terms(work: Work, shape, terms: _Terms) -> None:
@@ -315,6 +349,7 @@ def estimate(
     _dependent_chain(work, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles)
     _timed_terms(work, shape, terms)
+    _k_loop(work, arch, occ, terms)
     if not terms.time:
         terms.time[NO_WORK] = np.zeros(shape)
         terms.naive[NO_WORK] = np.zeros(shape)

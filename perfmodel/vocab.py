@@ -63,6 +63,7 @@ MEMORY = "memory"
 LAUNCH = "launch"
 LATENCY = "latency"
 FILL = "fill"  # the term of serial memory latencies (pipeline fill and drain); bound class latency
+K_LOOP = "latency:k_loop"  # a tiled kernel's K loop paced by its dependent load latency; bound class latency
 UNKNOWN = "unknown"
 OVERHEAD = "overhead"
 
@@ -110,9 +111,9 @@ def is_compute(term: str) -> bool:
 
 
 def bound_label(term: str) -> str:
-    """The bound class of a term: ``compute:mfma:bf16`` -> ``compute:mfma``; ``fill`` ->
-    ``latency``; ``overhead:<scope>`` -> ``launch``; others unchanged."""
-    if term == FILL:
+    """The bound class of a term: ``compute:mfma:bf16`` -> ``compute:mfma``; ``fill`` and
+    ``latency:*`` -> ``latency``; ``overhead:<scope>`` -> ``launch``; others unchanged."""
+    if term == FILL or term.startswith(LATENCY + ":"):
         return LATENCY
     if term.startswith(OVERHEAD + ":"):
         return LAUNCH

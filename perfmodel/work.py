@@ -42,6 +42,12 @@ class Launch:
     # kernels dispatched one after another for this Work (a library's layout transposes, the
     # kernels of a MoE layer): each pays the per-dispatch fixed cost (archspec `launch.overhead`)
     kernels: Any = 1
+    # share of the matrix instructions' work that produces output: a tiled kernel issues its whole
+    # macro-tile, so rows and columns past the matrix edge are padding the matrix pipe still runs
+    useful_fraction: Any = 1.0
+    # K steps one tile walks in its main loop, each waiting on global loads issued a fixed number
+    # of steps ahead (0 = no K loop): the estimator's `latency:k_loop` floor
+    k_steps: Any = 0
 
 
 class LevelBytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from perfmodel.vocab import (
+    K_LOOP,
     PIPES,
     bound_label,
     compute_term,
@@ -24,6 +25,7 @@ def test_term_keys_round_trip():
     assert bound_label("compute:mfma:bf16") == "compute:mfma"
     assert bound_label("memory:mall") == "memory:mall"
     assert bound_label("fill") == "latency"
+    assert bound_label(K_LOOP) == "latency" and is_bound_label(bound_label(K_LOOP))
 
 
 @pytest.mark.parametrize("label", ["compute:mfma", "memory:hbm", "latency", "launch", "unknown"])
@@ -57,7 +59,9 @@ def test_every_suite_prediction_uses_the_vocabulary():
             assert is_bound_label(p.bound) and is_bound_label(p.roofline_bound), (key, raw, p.bound)
             for t in p.terms_s:
                 kind, k = split_term(t)
-                assert t in ("launch", "fill") or (kind == "memory" and k in arch.levels) or (
-                    kind == "compute" and split_flop_key(k)[0] in PIPES
+                assert (
+                    t in ("launch", "fill", K_LOOP)
+                    or (kind == "memory" and k in arch.levels)
+                    or (kind == "compute" and split_flop_key(k)[0] in PIPES)
                 ), t
     assert seen > 500

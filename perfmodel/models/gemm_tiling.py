@@ -138,9 +138,13 @@ def add_scaling(work: Work, arch, pipe: str, m, n, k, batch, scaling: str) -> No
         work.notes.append(f"{scaling} scales applied by the matrix instructions ({arch.gfx})")
         return
     work.add_flops("valu", "fp32", 2.0 * m * n * batch * blocks)
-    work.dependent.update({f"{pipe}:{f}" for f in ("fp8", "fp6", "fp4", "int8") if f"{pipe}:{f}" in work.flops})
+    work.dependent.update(
+        {f"{pipe}:{f}" for f in ("fp8", "fp6", "fp4", "int8") if f"{pipe}:{f}" in work.flops}
+    )
     work.dependent.add("valu:fp32")
-    work.notes.append(f"{scaling} scaling: fp32 accumulators rescaled on the VALU every {int(kb)} elements of K")
+    work.notes.append(
+        f"{scaling} scaling: fp32 accumulators rescaled on the VALU every {int(kb)} elements of K"
+    )
 
 
 def gemm_work(
@@ -191,6 +195,11 @@ def gemm_work(
         tile_n=tn,
         tile_k=tk,
         serial_latencies=2.0,  # prologue load + epilogue store (split-K: the reduction pass adds one)
+        k_steps=np.ceil(k / (split * tk)),
+        # the matrix pipe runs whole macro-tiles: Tensile/hipBLASLt and CK guard only the global
+        # loads and stores at the matrix edges, so a partial tile's missing rows and columns cost
+        # matrix-pipe time like real ones
+        useful_fraction=m * n / (np.ceil(m / tm) * tm * np.ceil(n / tn) * tn),
     )
     if np.any(split > 1):
         launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
