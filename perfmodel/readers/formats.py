@@ -1,9 +1,10 @@
 """The one table of rocprof formats: how each is recognised, by content not name, and read.
 
 Order matters: the first entry whose ``detect`` says yes reads the path. Directories first (a
-rocprof-compute workload, then rocprofv3 CSV files, then one rocpd database), then files (the
-SQLite magic, then the CSV header: long counters, agent info, kernel trace, wide). Adding a
-profiler format is one `Format` entry here plus one reader module.
+rocprof-compute workload, then rocprofv3 pass_N/ folders of one run, then rocprofv3 CSV files,
+then one rocpd database), then files (the SQLite magic, then the CSV header: long counters, agent
+info, kernel trace, wide). Adding a profiler format is one `Format` entry here plus one reader
+module.
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfmodel.errors import InputError
-from perfmodel.readers import compute_workload, csvio, long_csv, rocpd_sqlite, rocprof_v3, sysinfo, wide_csv
+from perfmodel.readers import (
+    compute_workload,
+    csvio,
+    long_csv,
+    pass_folders,
+    rocpd_sqlite,
+    rocprof_v3,
+    sysinfo,
+    wide_csv,
+)
 from perfmodel.readers.records import Dispatch, Workload
 
 
@@ -57,6 +67,7 @@ def _lone_csv(name: str, dispatches: Callable[[Path], list[Dispatch]]) -> Callab
 
 
 WORKLOAD = "rocprof-compute workload"
+PASSES = pass_folders.FORMAT
 V3_DIR = "rocprofv3 csv directory"
 SQLITE = "rocpd sqlite"
 LONG = "counter csv (long)"
@@ -66,6 +77,7 @@ WIDE = "rocprof csv (wide)"
 
 FORMATS: tuple[Format, ...] = (
     Format(WORKLOAD, compute_workload.is_workload_dir, compute_workload.read),
+    Format(PASSES, pass_folders.is_pass_dir, pass_folders.read),
     Format(V3_DIR, rocprof_v3.is_v3_dir, rocprof_v3.read),
     Format(SQLITE, rocpd_sqlite.is_rocpd, rocpd_sqlite.read_file_or_dir),
     Format(LONG, _has_columns("Counter_Name", "Counter_Value"), _lone_csv(LONG, long_csv.read)),

@@ -107,9 +107,9 @@ def _process_folders(path: Path) -> list[Path]:
 
 def _workloads_in(path: Path) -> list[Path]:
     """``path`` as one workload, or its process folders when it holds several processes' runs."""
-    from perfmodel.readers.formats import V3_DIR, find
+    from perfmodel.readers.formats import PASSES, V3_DIR, find
 
-    if path.is_dir() and find(path).name == V3_DIR:
+    if path.is_dir() and find(path).name in (V3_DIR, PASSES):
         return _process_folders(path) or [path]
     return [path]
 
