@@ -246,3 +246,30 @@ def test_trace_without_register_columns(tmp_path, monkeypatch):
     _write(tmp_path / "1_kernel_trace.csv", rows, header=header)
     out = _same(tmp_path, monkeypatch, arch="mi300x")
     assert "occupancy not reported" in out
+
+
+def test_repeated_addition_jumps_are_bit_identical():
+    """Prediction.combine_runs adds a kernel's prediction once per dispatch; `_repeat_add`
+    jumps over the steps within a binade. Same float as plain repeated addition, ties included."""
+    import math
+    import random
+
+    from perfmodel.record import _repeat_add
+
+    def plain(s, v, n):
+        for _ in range(n):
+            s += v
+        return s
+
+    rng = random.Random(7)
+    cases = [(0.0, 0.5, 1000), (2.0**52, 0.5, 1000), (2.0**52, 1.5, 999), (2.0**52 + 1, 2.5, 100), (0, 1e-9, 5000),
+             (0.0, 0.1, 100000), (1.0, 2**-53, 100), (3.0, 1e-16, 1000), (0.0, 1e300, 1000), (1e308, 1e307, 100)]  # fmt: skip
+    for _ in range(2000):
+        s = rng.choice([0.0, 0, rng.random() * 10 ** rng.randint(-12, 12), float(rng.randint(0, 2**53))])
+        v = rng.random() * 10 ** rng.randint(-12, 6)
+        if s > 0 and rng.random() < 0.3:
+            v = (rng.randint(0, 5) + 0.5) * math.ulp(s)  # a tie at every step
+        cases.append((s, v, rng.choice([1, 5, 17, 100, 1000, 12345])))
+    for s, v, n in cases:
+        a, b = plain(s, v, n), _repeat_add(s, v, n)
+        assert a == b and type(a) is type(b), (s, v, n)

@@ -37,15 +37,15 @@ LAUNCH_COLUMNS = (
     "Group_Segment_Size", "Private_Segment_Size",
 )  # fmt: skip
 ROW_COLUMNS = ("Dispatch_ID", "Start_Timestamp", "End_Timestamp")
-BLOCK_BYTES = 8 << 20
-CHUNK_ROWS = 65536
+BLOCK_BYTES = 8 << 20  # a chunk is the whole lines of about this many bytes (40-60k trace rows)
+CHUNK_ROWS: int | None = None  # or at most this many rows (tests: chunk boundaries everywhere)
 MAX_ID_DIGITS = 15  # a Dispatch_ID goes through float() in the row path: exact below 2**53
 MAX_TS_DIGITS = 18  # timestamps are ints in the row path; int64 holds 18 digits
 
 
 @dataclass
 class Chunk:
-    """Up to CHUNK_ROWS consecutive rows of one trace file.
+    """Consecutive rows of one trace file (a block of whole lines).
 
     ``line``: physical line of each row; ``index``: its Dispatch_ID (the row ordinal where the
     file has no such column); ``begin``/``end``: timestamps in ns; ``key``: id of the row's launch
@@ -70,11 +70,12 @@ class TraceColumns:
     """The chunks of one kernel trace file (plain or gzip, by content). The header is checked
     by `csvio.rows`, so a missing column or an unreadable file gives the row path's error."""
 
-    def __init__(self, path: Path, chunk_rows: int = CHUNK_ROWS, block_bytes: int = BLOCK_BYTES):
+    def __init__(self, path: Path, chunk_rows: int | None = None, block_bytes: int | None = None):
         self.path = path
         self.where = str(path)
-        self.chunk_rows = max(1, chunk_rows)
-        self.block_bytes = max(1024, block_bytes)
+        rows = CHUNK_ROWS if chunk_rows is None else chunk_rows
+        self.chunk_rows = None if rows is None else max(1, rows)
+        self.block_bytes = max(1024, BLOCK_BYTES if block_bytes is None else block_bytes)
         header, rows = csvio.rows(path)
         rows.close()
         csvio.require(header, ("Kernel_Name", "Start_Timestamp", "End_Timestamp"), self.where, "a kernel trace")
@@ -117,16 +118,14 @@ class TraceColumns:
             table: dict = {}
             eof = False
             while True:
-                while not eof and rest.count(b"\n") < self.chunk_rows:
+                if not eof and (len(rest) < self.block_bytes or b"\n" not in rest):
                     more = fh.read(self.block_bytes)
-                    if not more:
-                        eof = True
-                        break
                     rest += more
+                    eof = not more
                 if not rest:
                     return
-                cut = _nth_newline(rest, self.chunk_rows)
-                if cut < 0:  # the last line has no line break
+                cut = self._cut(rest)
+                if cut < 0:  # no whole line yet, or a last line without a line break
                     if not eof:
                         continue
                     rest += b"\n"
@@ -140,11 +139,20 @@ class TraceColumns:
                 self.rows_read += len(chunk)
                 yield chunk
 
+    def _cut(self, buf: bytes) -> int:
+        """Where the next chunk ends: the last line break, or the chunk_rows-th one."""
+        if self.chunk_rows is None:
+            return buf.rfind(b"\n")
+        nls = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 10)
+        if not len(nls):
+            return -1
+        return int(nls[min(self.chunk_rows, len(nls)) - 1])
+
     def _chunk(self, block: bytes, table: dict) -> Chunk:
         """One block of whole lines as columns, or a fallback marker when it is not plain."""
         first = self._next_line
         fallback = Chunk(fallback=first)
-        if b"\0" in block or block.count(b"\r") != block.count(b"\r\n"):
+        if b"\0" in block or (b"\r" in block and block.count(b"\r") != block.count(b"\r\n")):
             return fallback  # NUL, or a CR that does not end a line
         if not block.isascii():
             try:
@@ -209,16 +217,6 @@ class TraceColumns:
         return ids, new
 
 
-def _nth_newline(buf: bytes, n: int) -> int:
-    """Position of the n-th line break (or the last one when there are fewer); -1 for none."""
-    pos = -1
-    if buf.count(b"\n") <= n:
-        return buf.rfind(b"\n")
-    for _ in range(n):
-        pos = buf.index(b"\n", pos + 1)
-    return pos
-
-
 def _split(block: bytes, nfields: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Start and end offsets of every field, shape (rows, fields), as the csv module splits a
     block of whole lines; None when a quote sits where the csv module would read it otherwise
@@ -237,7 +235,7 @@ def _split(block: bytes, nfields: int) -> tuple[np.ndarray, np.ndarray] | None:
         after = buf[np.minimum(closing + 1, len(buf) - 1)]
         if not np.all((after == 44) | (after == 10) | (after == 34)):
             return None
-        inside = np.searchsorted(quotes, seps) % 2 == 1
+        inside = np.bitwise_xor.accumulate((buf == 34).view(np.uint8))[seps] == 1  # quote parity
         if np.any(inside & (buf[seps] == 10)):
             return None
         seps = seps[~inside]
@@ -258,7 +256,10 @@ def _split(block: bytes, nfields: int) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def _digits(block: bytes, s: np.ndarray, e: np.ndarray, width: int) -> tuple[np.ndarray, bool]:
-    """Cells of 1..width ASCII digits (optionally in quotes) as int64; ok False if any is not."""
+    """Cells of 1..width ASCII digits (optionally in quotes) as int64; ok False if any is not.
+    Each cell's last ``width`` bytes are taken right-aligned (a sliding-window view of the
+    block, one gather per row) and weighed by powers of ten, nine digits at a time in float64
+    (exact: every partial sum is an integer below 1e9)."""
     buf = np.frombuffer(block, dtype=np.uint8)
     quoted = buf[s] == 34
     s = s + quoted
@@ -266,13 +267,17 @@ def _digits(block: bytes, s: np.ndarray, e: np.ndarray, width: int) -> tuple[np.
     length = e - s
     if length.size and (length.min() < 1 or length.max() > width):
         return np.zeros(0, np.int64), False
-    pos = e[:, None] - width + np.arange(width)[None, :]
-    valid = pos >= s[:, None]
-    d = buf[np.maximum(pos, 0)].astype(np.int64) - 48
-    if np.any(valid & ((d < 0) | (d > 9))):
+    padded = np.concatenate((np.full(width, 48, dtype=np.uint8), buf))  # '0' before the block
+    d = np.lib.stride_tricks.sliding_window_view(padded, width)[e] - np.uint8(48)  # wraps below '0'
+    d[np.arange(width)[None, :] < (width - length)[:, None]] = 0  # bytes before the cell
+    if np.any(d > 9):
         return np.zeros(0, np.int64), False
-    d[~valid] = 0
-    return d @ (10 ** np.arange(width - 1, -1, -1, dtype=np.int64)), True
+    value = np.zeros(len(s), dtype=np.int64)
+    for lo in range(0, width, 9):
+        k = min(9, width - lo)
+        part = d[:, lo : lo + k].astype(np.float64) @ (10.0 ** np.arange(k - 1, -1, -1))
+        value = value * 10**k + part.astype(np.int64)
+    return value, True
 
 
 def check_rows_read(tc: TraceColumns) -> None:
