@@ -273,3 +273,20 @@ def test_repeated_addition_jumps_are_bit_identical():
     for s, v, n in cases:
         a, b = plain(s, v, n), _repeat_add(s, v, n)
         assert a == b and type(a) is type(b), (s, v, n)
+
+
+@pytest.mark.parametrize("multiplier, max_key", [(0, 1024), (0x9E3779B97F4A7C15, 8)])
+def test_hash_collisions_and_long_keys_only_cost_speed(multiplier, max_key, tmp_path, monkeypatch):
+    """Launch keys are grouped by a hash checked byte for byte: with every hash colliding
+    (multiplier 0 keeps only the last word) or keys too long to gather, rows are sliced one by
+    one, with the same output."""
+    _write(tmp_path / "1_kernel_trace.csv", _several(120))
+    monkeypatch.setattr(trace_columns, "CHUNK_ROWS", 16)
+    expected = _same(tmp_path, monkeypatch, arch="mi300x")
+    monkeypatch.setattr(trace_columns, "HASH_MULTIPLIER", multiplier)
+    monkeypatch.setattr(trace_columns, "MAX_KEY_BYTES", max_key)
+    spans = []
+    real = trace_columns._group_spans
+    monkeypatch.setattr(trace_columns, "_group_spans", lambda *a: spans.append(real(*a)) or spans[-1])
+    assert _same(tmp_path, monkeypatch, arch="mi300x") == expected
+    assert spans and all(g is None for g in spans)
