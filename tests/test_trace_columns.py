@@ -290,3 +290,32 @@ def test_hash_collisions_and_long_keys_only_cost_speed(multiplier, max_key, tmp_
     monkeypatch.setattr(trace_columns, "_group_spans", lambda *a: spans.append(real(*a)) or spans[-1])
     assert _same(tmp_path, monkeypatch, arch="mi300x") == expected
     assert spans and all(g is None for g in spans)
+
+
+# --- --per-dispatch -o FILE: rows streamed to the file -------------------------------------------
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+@pytest.mark.parametrize("which", ["trace", "mixbench"])
+def test_per_dispatch_rows_stream_to_the_file_byte_for_byte(fmt, which, tmp_path):
+    if which == "trace":
+        src = tmp_path / "w"
+        src.mkdir()
+        _write(src / "1_kernel_trace.csv", _several(90))
+        args = ["--arch", "mi300x"]
+    else:
+        src, args = MIXBENCH_MI200, ["--kernel", "float"]
+    out = tmp_path / f"rows.{fmt}"
+    res = CliRunner().invoke(cli, ["validate", str(src), *args, "--per-dispatch", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    whole = CliRunner().invoke(cli, ["validate", str(src), *args, "--per-dispatch", "--format", fmt])
+    assert whole.exit_code == 0
+    assert out.read_text() == whole.output
+    assert len(out.read_text()) > 1000
+
+
+def test_per_dispatch_stream_error_leaves_no_file(tmp_path):
+    _text_with(tmp_path, lambda ls: ls[:30] + [ls[30].replace(",30,1,", ",thirty,1,", 1)] + ls[31:])
+    out = tmp_path / "out" / "rows.jsonl"
+    out.parent.mkdir()
+    res = CliRunner().invoke(cli, ["validate", str(tmp_path), "--arch", "mi300x", "--per-dispatch", "-o", str(out)])
+    assert res.exit_code == 2 and "line 31" in res.output
+    assert list(out.parent.iterdir()) == []  # neither the file nor a temp file
