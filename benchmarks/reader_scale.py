@@ -8,7 +8,7 @@ a fresh process; wall time, the child's CPU time and peak RSS (os.wait4) are rep
 markdown table, with the machine's load average. Not a test: timings vary.
 
     .venv/bin/python benchmarks/reader_scale.py [--sizes 10000,100000,1000000] [--timeout 600]
-        [--kinds kernel_trace,counter_collection] [--per-dispatch]
+        [--kinds kernel_trace,counter_collection] [--per-dispatch] [--checkout DIR]
 """
 
 from __future__ import annotations
@@ -105,8 +105,12 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--kinds", default="kernel_trace,counter_collection")
     ap.add_argument("--per-dispatch", action="store_true", help="also time --per-dispatch -o out.jsonl")
+    ap.add_argument("--checkout", help="time the perfmodel of this checkout (python -m perfmodel run in it)")
     args = ap.parse_args()
-    exe = Path(sys.executable).parent / "perfmodel"
+    exe = [str(Path(sys.executable).parent / "perfmodel")]
+    if args.checkout:
+        exe = [sys.executable, "-m", "perfmodel"]
+        os.chdir(args.checkout)
     rows = _source_rows()
     load = os.getloadavg()[0]
     print(f"# {platform.machine()}, nproc {os.cpu_count()}, Python {platform.python_version()}, load {load:.1f}\n")
@@ -127,7 +131,7 @@ def main() -> None:
                 if args.per_dispatch:
                     views.append(("per dispatch", ["--per-dispatch", "-o", str(d / "out.jsonl")]))
                 for view, opts in views:
-                    cmd = [str(exe), "validate", str(d), "--arch", "mi300x", *opts]
+                    cmd = [*exe, "validate", str(d), "--arch", "mi300x", *opts]
                     wall, cpu, rss, rc = run(cmd, args.timeout)
                     wall_s = f"> {args.timeout:g}" if wall == float("inf") else f"{wall:.1f}"
                     print(f"| {kind}{extra} | {view} | {n:,} | {mib:.0f} | {wall_s} | {cpu:.1f} | {rss:.0f} | {rc} |", flush=True)
