@@ -319,3 +319,25 @@ def test_per_dispatch_stream_error_leaves_no_file(tmp_path):
     res = CliRunner().invoke(cli, ["validate", str(tmp_path), "--arch", "mi300x", "--per-dispatch", "-o", str(out)])
     assert res.exit_code == 2 and "line 31" in res.output
     assert list(out.parent.iterdir()) == []  # neither the file nor a temp file
+
+
+def test_launch_columns_hold_every_column_the_occupancy_reads():
+    """The columnar path hands the occupancy only the launch columns: every spelling
+    trace_occupancy reads must be one of them (canonically)."""
+    from perfmodel.inspect.trace_occupancy import ALIASES
+    from perfmodel.readers.csvio import canonical
+
+    names = {n for spellings in ALIASES.values() for n in spellings}
+    names |= {"Workgroup_Size", "wgr", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z"}
+    assert {canonical(n) for n in names} <= set(trace_columns.LAUNCH_COLUMNS)
+
+
+def test_other_header_spellings(tmp_path, monkeypatch):
+    """Older spellings of the register/LDS columns and one Grid_Size / Workgroup_Size column."""
+    header = ["Kind", "Agent_Id", "Dispatch_Id", "Kernel_Name", "Start_Timestamp", "End_Timestamp", "Lds_Block_Size",
+              "Vgpr_Count", "Accum_Vgpr_Count", "Sgpr_Count", "Workgroup_Size", "Grid_Size"]  # fmt: skip
+    rows = [[r[0], r[1], r[5], r[7], r[9], r[10], r[11], r[13], 4 + r[13] % 3, r[15], r[16], r[19]] for r in _several(60)]
+    _write(tmp_path / "1_kernel_trace.csv", rows, header=header)
+    monkeypatch.setattr(trace_columns, "CHUNK_ROWS", 9)
+    out = _same(tmp_path, monkeypatch, arch="mi300x")
+    assert '"agpr": 5' in out or '"agpr": 6' in out

@@ -34,8 +34,8 @@ LAUNCH_COLUMNS = (
     "Grid_Size", "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z",
     "Workgroup_Size", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
     "LDS_Per_Workgroup", "Scratch_Per_Workitem", "Arch_VGPR", "Accum_VGPR", "SGPR",
-    "Group_Segment_Size", "Private_Segment_Size",
-)  # fmt: skip
+    "Group_Segment_Size", "Private_Segment_Size", "Accum_Vgpr_Count",
+)  # fmt: skip  -- every spelling the occupancy reads (trace_occupancy.ALIASES), canonical
 ROW_COLUMNS = ("Dispatch_ID", "Start_Timestamp", "End_Timestamp")
 BLOCK_BYTES = 8 << 20  # a chunk is the whole lines of about this many bytes (40-60k trace rows)
 CHUNK_ROWS: int | None = None  # or at most this many rows (tests: chunk boundaries everywhere)
