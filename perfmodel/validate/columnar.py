@@ -28,7 +28,7 @@ from perfmodel.inspect import trace_occupancy
 from perfmodel.readers import csvio
 from perfmodel.readers.records import Dispatch
 from perfmodel.readers.rocprof_v3 import iter_kernel_trace, trace_grid
-from perfmodel.readers.trace_columns import CHUNK_ROWS, Chunk, TraceColumns, check_rows_read
+from perfmodel.readers.trace_columns import Chunk, TraceColumns, check_rows_read
 from perfmodel.validate.identify import Manifest
 from perfmodel.validate.sums import KernelSum, KernelSums
 
@@ -44,7 +44,7 @@ def trace_paths(wl) -> list[Path] | None:
 
 
 def trace_sums(
-    wl, path, target: str | None, arch: Arch, manifest: Manifest | None, peaks: dict, chunk_rows: int = CHUNK_ROWS
+    wl, path, target: str | None, arch: Arch, manifest: Manifest | None, peaks: dict, chunk_rows: int | None = None
 ) -> tuple[list[KernelSum], set[str], Occupancy] | None:
     """Per-kernel sums of a kernel-trace-only workload, as `validate` builds them row by row,
     and the occupancy rows of its traces; None when the fast path does not apply (the counter

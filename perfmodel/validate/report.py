@@ -104,16 +104,8 @@ def validate(
 ) -> Validation:
     """Read a workload, derive measurements, identify kernels, predict them and compare."""
     from perfmodel.counters import derive_workload
-    from perfmodel.rates import achievable_rates
 
-    man = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
-    wl = _open(path)
-    a, notes = pick_arch(wl, arch, sclk_mhz, cus)
-    ach, peak = achievable_rates(a)
-    flt = None
-    if kernel_filter:
-        flt = compile_regex(kernel_filter, None, "--kernel")
-    target = None if wl.gfx else a.gfx
+    man, wl, a, notes, ach, peak, flt, target = prepare(path, arch, manifest, sclk_mhz, cus, kernel_filter)
     rows: list[dict] = []
     time_sources: set[str] = set()
     sums = None
@@ -146,6 +138,20 @@ def validate(
             f" inflates ({'; '.join(inflated)[:200]})"
         )
     return Validation(str(path), a, rows, per_dispatch, notes, kernel_sums=sums)
+
+
+def prepare(path: str, arch, manifest, sclk_mhz: float | None, cus: int | None, kernel_filter: str | None):
+    """What every validation starts from: (manifest, workload read, Arch, notes, achievable and
+    peak rates, compiled --kernel regex or None, gfx target override or None)."""
+    from perfmodel.rates import achievable_rates
+
+    man = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
+    wl = _open(path)
+    a, notes = pick_arch(wl, arch, sclk_mhz, cus)
+    ach, peak = achievable_rates(a)
+    flt = compile_regex(kernel_filter, None, "--kernel") if kernel_filter else None
+    target = None if wl.gfx else a.gfx
+    return man, wl, a, notes, ach, peak, flt, target
 
 
 def select(rows: list[dict], flt, top: int | None) -> list[dict]:
@@ -225,25 +231,35 @@ def _attach_occupancy(rows: list[dict], path, arch: Arch, found=None) -> list[st
     columns of rocprofv3 kernel traces (same rules as `perfmodel kernel inspect`): an
     ``occupancy`` field per row whose kernel is in a trace. ``found``: the rows (or the error)
     the columnar trace path counted while reading; None: read the traces here. Returns notes."""
+    by_kernel, notes = occupancy_by_kernel(path, arch, found)
+    for r in rows:
+        attach_occupancy(r, by_kernel)
+    return notes
+
+
+def attach_occupancy(row: dict, by_kernel: dict[str, list[dict]]) -> None:
+    occ = by_kernel.get(row["kernel"])
+    if occ:
+        row["occupancy"] = occ[0] if len(occ) == 1 else occ
+
+
+def occupancy_by_kernel(path, arch: Arch, found=None) -> tuple[dict[str, list[dict]], list[str]]:
+    """Occupancy entries per kernel name (see `_attach_occupancy`) and notes."""
     from perfmodel.inspect.trace_occupancy import kernel_occupancy
 
     p = Path(path)
     if not (p.is_dir() and any(p.rglob("*_kernel_trace.csv"))) and not str(p).endswith("_kernel_trace.csv"):
-        return []
+        return {}, []
     try:
         if isinstance(found, InputError):
             raise found
         if found is None:
             found = kernel_occupancy(p, arch)
     except InputError as e:
-        return [f"occupancy not reported: {e}"]
+        return {}, [f"occupancy not reported: {e}"]
     by_kernel: dict[str, list[dict]] = {}
     for o in found:
         by_kernel.setdefault(o["kernel"], []).append(
             {k: o[k] for k in ("vgpr", "agpr", "sgpr", "lds", "scratch", "workgroup_size", "waves_per_simd", "limiter", "dispatches")}
         )
-    for r in rows:
-        occ = by_kernel.get(r["kernel"])
-        if occ:
-            r["occupancy"] = occ[0] if len(occ) == 1 else occ
-    return []
+    return by_kernel, []
