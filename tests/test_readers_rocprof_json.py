@@ -171,3 +171,18 @@ def test_mixed_gpus_and_broken_files(tmp_path):
     build_json(two / "2_results.json")
     with pytest.raises(InputError, match="nothing recognisable"):
         read_workload(two)
+
+
+@pytest.mark.parametrize("name", ["1_results.json.gz", "pmc_perf.csv.gz"])
+def test_corrupt_gzip_is_one_error_line(tmp_path, name):
+    """A bit flipped in the deflate stream (zlib.error, no OSError): an error line naming the file,
+    from `validate` and from `doctor` (found by scripts/fuzz.py, family v3json)."""
+    plain = gzip.decompress(CUT.read_bytes()) if name.endswith("json.gz") else VCOPY_MI300X_LONG.read_bytes()
+    data = bytearray(gzip.compress(plain, mtime=0))
+    data[12] ^= 0xFF
+    p = tmp_path / name
+    p.write_bytes(bytes(data))
+    for cmd in ("validate", "doctor"):
+        r = CliRunner().invoke(cli, [cmd, str(p)])
+        assert r.exit_code == 2, r.output
+        assert r.output.startswith(f"error: {p}") and len(r.output.strip().splitlines()) == 1

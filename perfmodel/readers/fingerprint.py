@@ -19,6 +19,7 @@ import gzip
 import io
 import re
 import sqlite3
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def _raw_header(path: Path) -> list[str]:
         with (gzip.open(path, "rb") if raw == b"\x1f\x8b" else open(path, "rb")) as f:
             line = f.readline(1 << 20).decode("utf-8-sig")
         return [h.strip() for h in next(csv.reader(io.StringIO(line)), [])]
-    except (OSError, EOFError, UnicodeDecodeError, csv.Error):
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error, zlib.error):
         return []
 
 

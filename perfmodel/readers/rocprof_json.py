@@ -19,6 +19,7 @@ import gzip
 import json
 import math
 import re
+import zlib
 from pathlib import Path
 
 from perfmodel.errors import InputError, excerpt, one_line
@@ -42,7 +43,7 @@ def head(path: Path, n: int = 512) -> bytes:
     try:
         with _open(path) as f:
             return f.read(n)
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):
         return b""
 
 
@@ -66,7 +67,7 @@ def has_counter_records(path: str | Path) -> bool:
                 if _COUNTED.search(tail + chunk):
                     return True
                 tail = chunk[-64:]
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):
         return False
     return False
 
@@ -91,7 +92,7 @@ def load(path: Path) -> dict:
     try:
         with _open(path) as f:
             data = json.load(f)
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+    except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
         raise InputError(f"cannot read file ({one_line(str(e), 120)})", where=where) from None
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise InputError(f"not JSON ({one_line(str(e), 120)})", where=where) from None
