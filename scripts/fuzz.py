@@ -6,7 +6,8 @@
 
 Families: archspecs (`arch show`, `predict --arch FILE`), case files (`predict --cases`),
 key=value words (`predict`), workloads (`validate DIR --format json`: cell values, encodings,
-truncation, columns), manifests (`validate --cases`), YAML bombs. Every run must end in exit 0
+truncation, columns), rocprofv3 CSV folders, rocpd databases, rocprofv3 JSON results (`validate`
+or `doctor`), manifests (`validate --cases`), YAML bombs. Every run must end in exit 0
 with sane output, or exit 2 with one `error:` line; anything else is counted and listed:
 ``traceback`` (an exception escaped), ``hang`` (over --timeout seconds), ``multiline`` (an error of
 more than one line), ``insane`` (exit 0 with a non-finite or negative number, a fraction of a peak above 1 without
@@ -437,8 +438,39 @@ def fam_sqlite(rng, tmp: Path):
     return ["validate", str(p), "--format", "json"], [p]
 
 
+JSON_BAD = [None, "abc", True, -1, 1.5, 2**70, 1e300, float("inf"), float("nan"), [], {}, ""]
+
+
+def fam_v3json(rng, tmp: Path):
+    """rocprofv3 JSON results (counter records of the real vcopy values): one value anywhere
+    replaced, bytes flipped, or the file cut; read by validate or doctor."""
+    from test_readers_rocprof_json import build_json
+
+    p = tmp / rng.choice(["1_results.json", "1_results.json.gz"])
+    doc = build_json(p)
+    r = rng.random()
+    if r < 0.1:
+        b = bytearray(p.read_bytes())
+        for _ in range(rng.choice([1, 10, 100])):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        p.write_bytes(bytes(b))
+    elif r < 0.15:
+        p.write_bytes(p.read_bytes()[: rng.randrange(1, 5000)])
+    else:
+        node, key = doc, "rocprofiler-sdk-tool"
+        for _ in range(rng.randrange(1, 8)):
+            child = node[key]
+            keys = list(child) if isinstance(child, dict) else list(range(len(child))) if isinstance(child, list) else []
+            if not keys:
+                break
+            node, key = child, rng.choice(keys)
+        node[key] = rng.choice(JSON_BAD)
+        p.write_text(json.dumps(doc))
+    return [rng.choice(["validate", "doctor"]), str(p), "--format", "json"], [p]
+
+
 FAMILIES = {"archspec": fam_archspec, "cases": fam_cases, "kv": fam_kv, "workload": fam_workload,
-            "manifest": fam_manifest, "v3dir": fam_v3dir, "sqlite": fam_sqlite}
+            "manifest": fam_manifest, "v3dir": fam_v3dir, "sqlite": fam_sqlite, "v3json": fam_v3json}
 
 
 def main(argv=None) -> int:

@@ -311,3 +311,30 @@ def test_rocprofv3_csv_reader(which, cells):
         csv.writer(buf, lineterminator="\n").writerows(rows)
         f.write_text(buf.getvalue())
         _derive_all(d)
+
+
+JSON_VALUES = st.one_of(st.none(), st.booleans(), st.text(max_size=6), st.integers(-(2**70), 2**70),
+                        st.floats(allow_nan=True, allow_infinity=True), st.just([]), st.just({}))  # fmt: skip
+
+
+@SOME
+@given(steps=st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=7), value=JSON_VALUES)
+def test_rocprofv3_json_reader(steps, value):
+    """Any one value of a rocprofv3 JSON result replaced by any JSON value: an error line or sane output."""
+    import json
+
+    from test_readers_rocprof_json import build_json
+
+    with tempfile.TemporaryDirectory() as t:
+        p = Path(t) / "1_results.json"
+        doc = build_json(p)
+        node, key = doc, "rocprofiler-sdk-tool"
+        for s in steps:  # walk down, choosing a key or index at each container
+            child = node[key]
+            keys = list(child) if isinstance(child, dict) else list(range(len(child))) if isinstance(child, list) else []
+            if not keys:
+                break
+            node, key = child, keys[s % len(keys)]
+        node[key] = value
+        p.write_text(json.dumps(doc))
+        _derive_all(p)

@@ -16,8 +16,11 @@ from perfmodel.errors import InputError
 from perfmodel.readers import detect_format, read_workload
 
 UUID = "_0195f0a1_7c2e_7000_8000_000000000001"
+SCHEMA_VERSION = "3.0.0"  # rocprofiler-sdk writes rocpd schema 3.0.x (rocpd_metadata tag schema_version)
 
 SCHEMA = """
+CREATE TABLE `rocpd_metadata{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, "tag" TEXT NOT NULL,
+  "value" TEXT NOT NULL);
 CREATE TABLE `rocpd_info_agent{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
   "guid" TEXT NOT NULL DEFAULT 'g', "nid" INTEGER NOT NULL, "pid" INTEGER NOT NULL,
   "type" TEXT CHECK ("type" IN ('CPU', 'GPU')), "absolute_index" INTEGER, "logical_index" INTEGER,
@@ -51,6 +54,7 @@ CREATE TABLE `rocpd_kernel_dispatch{u}` ("id" INTEGER NOT NULL PRIMARY KEY AUTOI
   "event_id" INTEGER, "extdata" JSONB DEFAULT '{{}}' NOT NULL);
 """
 VIEWS = (
+    "rocpd_metadata",
     "rocpd_info_agent",
     "rocpd_info_pmc",
     "rocpd_info_kernel_symbol",
@@ -79,6 +83,8 @@ def build_db(path: Path, gfx_names=("gfx942",)) -> None:
     con.executescript(SCHEMA.format(u=UUID))
     for v in VIEWS:
         con.execute(f"CREATE VIEW `{v}` AS SELECT * FROM `{v}{UUID}`")
+    con.executemany(f"INSERT INTO `rocpd_metadata{UUID}` (tag, value) VALUES (?, ?)",
+                    [("schema_version", SCHEMA_VERSION), ("uuid", UUID)])  # fmt: skip
     for i, g in enumerate(gfx_names, start=1):
         con.execute(
             f"INSERT INTO `rocpd_info_agent{UUID}` (id, nid, pid, type, absolute_index, name, product_name)"

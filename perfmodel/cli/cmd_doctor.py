@@ -1,9 +1,10 @@
 """`perfmodel doctor PATH`: what produced a profile, what it holds, and what the analysis will lack.
 
-Walks the readers' format table (`perfmodel.readers.formats.FORMATS`) to name the format, reads
-the file the way `validate` would (streamed where the reader streams), and reports the tool and
-version where the files say, the gfx target, the dispatch and kernel counts, the counters present
-and which measured quantities of the gfx target's counter formulas those counters cannot give.
+Fingerprints the path (`perfmodel.readers.fingerprint`: tool, version, backend, schema, timing
+source and the evidence, from the file contents), reads it the way `validate` would (streamed
+where the reader streams), and reports the gfx target, the dispatch and kernel counts, the
+counters present and which measured quantities of the gfx target's counter formulas those
+counters cannot give. A torch.profiler trace or an RPD database gets its fingerprint and advice.
 """
 
 from __future__ import annotations
@@ -15,28 +16,33 @@ import click
 
 from perfmodel.cli.options import emit, output_option
 
-# format name -> the tool that writes it
-TOOLS = {
-    "rocprof-compute workload": "rocprof-compute (Omniperf)",
-    "rocprofv3 csv directory": "rocprofv3",
-    "rocpd sqlite": "rocprofv3 (rocpd database)",
-    "counter csv (long)": "rocprof-compute (rocpd mode) or rocprofv3 counter collection",
-    "rocprofv3 agent info": "rocprofv3",
-    "rocprofv3 kernel trace": "rocprofv3",
-    "rocprof csv (wide)": "rocprof v1/v2 or rocprof-compute (per-pass CSV)",
-}
-
 
 def diagnose(path: str) -> dict:
-    """The doctor's findings for ``path`` as a plain dict; InputError on unreadable input."""
+    """The doctor's findings for ``path`` as a plain dict; InputError on unreadable input.
+
+    The fingerprint (`perfmodel.readers.fingerprint`) says what produced the file; a format the
+    readers do not take (a torch.profiler trace, an RPD database) stops there with advice."""
+    from perfmodel.readers.fingerprint import COUNTER_PASS, fingerprint
     from perfmodel.readers.formats import find
 
     p = Path(path)
-    fmt = find(p)
-    wl = fmt.read(p)
-    raw = (wl.sysinfo or {}).get("raw", {}) if isinstance(wl.sysinfo, dict) else {}
-    version = raw.get("version") or None
-    rocm = raw.get("rocm_version") or None
+    fp = fingerprint(p)
+    out: dict = {
+        "path": str(p),
+        "format": fp.format,
+        "tool": fp.tool,
+        "tool_version": fp.version,
+        "rocm_version": fp.rocm_version,
+        "backend": fp.backend,
+        "schema": fp.schema,
+        "timing": fp.timing,
+        "evidence": fp.evidence,
+        "readable": fp.readable,
+    }
+    if not fp.readable:
+        out.update(devices=fp.devices, lacks=[fp.advice] if fp.advice else [])
+        return out
+    wl = find(p).read(p)
     dispatches = 0
     kernels: set[str] = set()
     counters: set[str] = set()
@@ -47,12 +53,7 @@ def diagnose(path: str) -> dict:
         counters.update(d.counters)
         if d.duration_ns is not None and d.duration_ns > 0:
             timed += 1
-    out: dict = {
-        "path": str(p),
-        "format": fmt.name,
-        "tool": TOOLS.get(fmt.name, "unknown"),
-        "tool_version": version,
-        "rocm_version": rocm,
+    out.update({
         "gfx": wl.gfx or None,
         "gpu_model": (wl.sysinfo or {}).get("gpu_model") or None,
         "dispatches": dispatches,
@@ -62,7 +63,7 @@ def diagnose(path: str) -> dict:
         "computable": [],
         "not_computable": {},
         "lacks": [],
-    }
+    })
     if not wl.gfx:
         out["lacks"].append("gfx target unknown (no sysinfo.csv or agent info): pass --arch to validate")
     else:
@@ -88,16 +89,35 @@ def diagnose(path: str) -> dict:
         out["lacks"].append(f"{dispatches - timed} of {dispatches} dispatches have no usable duration")
     if not counters:
         out["lacks"].append("no counters (a timing-only trace): times only, no measured work")
+    if (fp.timing or "").startswith(COUNTER_PASS):
+        out["lacks"].append(
+            "no counter-free timing: durations come from counter passes, which counter overhead inflates"
+        )
     return out
+
+
+def _rocm(version: str) -> str:
+    return f", {version}" if version.startswith("HIP") else f", ROCm {version}"
 
 
 def _text(r: dict) -> str:
     lines = [
         f"{r['path']}",
-        f"  format      {r['format']}",
+        f"  format      {r['format']}" + ("" if r["readable"] else " (not read by perfmodel's readers)"),
         f"  tool        {r['tool']}"
         + (f" (version {r['tool_version']})" if r["tool_version"] else "")
-        + (f", ROCm {r['rocm_version']}" if r["rocm_version"] else ""),
+        + (_rocm(r["rocm_version"]) if r["rocm_version"] else ""),
+    ]
+    for key in ("backend", "schema", "timing"):
+        if r[key]:
+            lines.append(f"  {key:<11} {r[key]}")
+    lines += [f"  evidence    {e}" for e in r["evidence"]]
+    if not r["readable"]:
+        if r["devices"]:
+            lines.append(f"  devices     {', '.join(r['devices'])}")
+        lines += [f"  lacks       {lack}" for lack in r["lacks"]]
+        return "\n".join(lines) + "\n"
+    lines += [
         f"  gfx         {r['gfx'] or 'unknown'}" + (f" ({r['gpu_model']})" if r["gpu_model"] else ""),
         f"  dispatches  {r['dispatches']} ({r['kernels']} kernels, {r['timed_dispatches']} timed)",
         f"  counters    {len(r['counters'])}"

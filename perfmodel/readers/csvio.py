@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import gzip
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,6 +148,9 @@ def rows(path: Path) -> tuple[list[str], Rows]:
         raise InputError(f"malformed CSV header ({one_line(str(e), 80)})", where=where) from None
     except OSError as e:
         raise InputError(f"cannot read the file ({e.strerror or e})", where=where) from None
+    except (zlib.error, EOFError) as e:  # a corrupt or cut gzip stream
+        fh.close()
+        raise InputError(f"corrupt gzip data ({one_line(str(e), 80)})", where=where) from None
     if not header or not any(h.strip() for h in header):
         fh.close()
         raise InputError("no CSV header line", where=where)
@@ -175,6 +179,8 @@ def rows(path: Path) -> tuple[list[str], Rows]:
                 raise InputError(f"line {line + 1}: not UTF-8 text", where=where) from None
             except csv.Error as e:
                 raise InputError(f"line {reader.line_num}: malformed CSV ({e})", where=where) from None
+            except (zlib.error, EOFError) as e:
+                raise InputError(f"line {line + 1}: corrupt gzip data ({one_line(str(e), 80)})", where=where) from None
 
     return header, Rows(fh, it())
 

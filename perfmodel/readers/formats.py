@@ -1,10 +1,9 @@
 """The one table of rocprof formats: how each is recognised, by content not name, and read.
 
 Order matters: the first entry whose ``detect`` says yes reads the path. Directories first (a
-rocprof-compute workload, then rocprofv3 pass_N/ folders of one run, then rocprofv3 CSV files,
-then one rocpd database), then files (the SQLite magic, then the CSV header: long counters, agent
-info, kernel trace, wide). Adding a profiler format is one `Format` entry here plus one reader
-module.
+    pass_folders,
+    rocpd_sqlite,
+    rocprof_json,
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from perfmodel.readers import (
     long_csv,
     pass_folders,
     rocpd_sqlite,
+    rocprof_json,
     rocprof_v3,
     sysinfo,
     wide_csv,
@@ -70,6 +70,7 @@ WORKLOAD = "rocprof-compute workload"
 PASSES = pass_folders.FORMAT
 V3_DIR = "rocprofv3 csv directory"
 SQLITE = "rocpd sqlite"
+JSON = rocprof_json.FORMAT
 LONG = "counter csv (long)"
 AGENT_INFO = "rocprofv3 agent info"
 KERNEL_TRACE = "rocprofv3 kernel trace"
@@ -80,6 +81,7 @@ FORMATS: tuple[Format, ...] = (
     Format(PASSES, pass_folders.is_pass_dir, pass_folders.read),
     Format(V3_DIR, rocprof_v3.is_v3_dir, rocprof_v3.read),
     Format(SQLITE, rocpd_sqlite.is_rocpd, rocpd_sqlite.read_file_or_dir),
+    Format(JSON, lambda p: rocprof_json.is_rocprof_json(p) or rocprof_json.is_json_dir(p), rocprof_json.read_file_or_dir),
     Format(LONG, _has_columns("Counter_Name", "Counter_Value"), _lone_csv(LONG, long_csv.read)),
     Format(AGENT_INFO, _has_columns("Agent_Type"), rocprof_v3.refuse_agent_info),
     Format(KERNEL_TRACE, _has_columns("Kernel_Name", "Kind", "Start_Timestamp"), rocprof_v3.read),
@@ -98,7 +100,7 @@ def find(path: Path) -> Format:
     if path.is_dir():
         raise InputError(
             "nothing recognisable here: expected pmc_perf.csv / pmc_perf_N.csv (rocprof-compute),"
-            " *_counter_collection.csv / *_kernel_trace.csv (rocprofv3) or one rocpd *.db",
+            " *_counter_collection.csv / *_kernel_trace.csv (rocprofv3), one rocpd *.db or one rocprofv3 *_results.json",
             where=where,
         )
     raise InputError(

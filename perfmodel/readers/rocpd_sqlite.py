@@ -41,7 +41,8 @@ def is_sqlite(path: Path) -> bool:
         return False
 
 
-def _resolve(con: sqlite3.Connection, where: str) -> dict[str, str]:
+def resolve(con: sqlite3.Connection, where: str) -> dict[str, str]:
+    """The name of each rocpd table (or plain view) in this database; InputError when one is missing."""
     names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")]
     out = {}
     for t in TABLES:
@@ -161,7 +162,7 @@ def read(path: Path) -> Workload:
     con = _connect(path)
     wl = Workload(path=where, format="rocpd sqlite")
     try:
-        tables = _resolve(con, where)
+        tables = resolve(con, where)
         _read_agents(con, tables, wl)
         n = con.execute(_COUNT.format(**tables)).fetchone()[0]
         left_out = con.execute(_ALL.format(**tables)).fetchone()[0] - n

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 
 def detect(path) -> bool:
+    """A chrome trace, or a rocprofv3 JSON result without counter records (a kernel trace,
+    reported like a chrome trace). One with counter records is a rocprof workload: the readers
+    read its counters (`perfmodel.readers.rocprof_json`)."""
+    from perfmodel.readers.rocprof_json import has_counter_records
     from perfmodel.traces.chrome import is_chrome_trace
 
-    return is_chrome_trace(path)
+    return is_chrome_trace(path) and not has_counter_records(path)
 
 
 def validate_trace(path, arch=None, manifest=None, dtype="bf16"):

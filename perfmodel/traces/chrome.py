@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def is_chrome_trace(path: str | Path) -> bool:
     try:
         with _open(p) as f:
             head = f.read(4096)
-    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error):
         return False
     return '"traceEvents"' in head or '"rocprofiler-sdk-tool"' in head
 
@@ -128,7 +129,7 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
     try:
         with _open(p) as f:
             data = json.load(f)
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise InputError(f"cannot read file ({e})", where=where) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(f"not JSON ({e}); expected a torch.profiler chrome trace", where=where) from None
