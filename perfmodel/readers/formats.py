@@ -1,9 +1,10 @@
 """The one table of rocprof formats: how each is recognised, by content not name, and read.
 
 Order matters: the first entry whose ``detect`` says yes reads the path. Directories first (a
-    pass_folders,
-    rocpd_sqlite,
-    rocprof_json,
+rocprof-compute workload, then rocprofv3 pass_N/ folders of one run, then rocprofv3 CSV files,
+then one rocpd database, then one rocprofv3 JSON result), then files (the SQLite magic, the
+rocprofv3 JSON opening, then the CSV header: long counters, agent info, kernel trace, wide).
+Adding a profiler format is one `Format` entry here plus one reader module.
 """
 
 from __future__ import annotations
