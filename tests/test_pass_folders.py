@@ -207,3 +207,45 @@ def test_ranks_of_pass_folders_are_separate_workloads(tmp_path):
     found, _ = expand([str(tmp_path / "out")])
     assert [Path(p).name for p in found] == ["rank_0", "rank_1"]
     assert expand([str(tmp_path / "out" / "rank_0")])[0] == [str(tmp_path / "out" / "rank_0")]
+
+
+def test_rocprof_compute_workload_with_passes_in_out_pmc_folders(tmp_path):
+    """rocprof-compute (rocm-systems, 2026) keeps each pass in <workload>/out/pmc_N/<host>/ beside
+    sysinfo.csv until analyze merges them: read as one run, the gfx target and clocks from
+    sysinfo.csv (here without agent info)."""
+    wl_dir = tmp_path / "workloads" / "vcopy" / "MI300X"
+    for n in (1, 2):
+        src = _pass_file(VCOPY_MI300X_2PASS, n)
+        dst = wl_dir / "out" / f"pmc_{n}" / HOST / src.name
+        dst.parent.mkdir(parents=True)
+        shutil.copy(src, dst)
+    shutil.copy(VCOPY_MI300X_LONG.parent / "sysinfo.csv", wl_dir / "sysinfo.csv")
+    wl = read_workload(wl_dir)
+    assert wl.format == PASSES and wl.gfx == "gfx942" and wl.sysinfo["max_sclk_mhz"] == 2100
+    assert [m.bytes_read["l2"] for m in derive_workload(wl)] == pytest.approx([MIB8] * 3, rel=0.01)
+    # agent info naming another target than sysinfo.csv: two runs mixed up
+    info = _pass_file(VCOPY_MI300X_2PASS, 1, "agent_info")
+    (wl_dir / "out" / "pmc_1" / HOST / info.name).write_text(info.read_text().replace("gfx942", "gfx90a"))
+    with pytest.raises(InputError, match="sysinfo.csv names gfx942 but the passes' agent info gfx90a"):
+        read_workload(wl_dir)
+
+
+def test_gzipped_rocprof_compute_workload_reads_as_the_plain_one(tmp_path):
+    """rocprof-compute 3.7+ writes pmc_perf.csv.gz (and gzipped per-pass files)."""
+    import gzip
+
+    from data_paths import VCOPY_MI350
+
+    for src in (VCOPY_MI300X_LONG.parent, VCOPY_MI350):
+        dst = tmp_path / src.name
+        dst.mkdir()
+        for f in src.iterdir():
+            if f.name.startswith(("pmc_perf", "timestamps")):
+                (dst / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+            else:
+                shutil.copy(f, dst / f.name)
+        plain, gz = derive_workload(read_workload(src)), derive_workload(read_workload(dst))
+        assert detect_format(dst) == "rocprof-compute workload"
+        assert [(m.bytes_read, m.bytes_write, m.time_s) for m in gz] == [
+            (m.bytes_read, m.bytes_write, m.time_s) for m in plain
+        ]

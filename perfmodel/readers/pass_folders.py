@@ -5,7 +5,8 @@ input.yaml`` with ``jobs:``) writes job N into ``<output directory>/pass_<N>/``,
 ``pmc:`` line per pass) into ``pmc_<N>/`` (rocprofv3.py, ``sub_directory``). Each pass folder holds
 that run's ``*_counter_collection.csv`` and ``*_agent_info.csv`` (and ``*_kernel_trace.csv`` with
 ``--kernel-trace``), below any ``%hostname%`` folder. `perfmodel profile` plans its counter passes
-into ``out/pass_N/`` and a counter-free kernel-trace job into ``out/timing/``.
+into ``out/pass_N/`` and a counter-free kernel-trace job into ``out/timing/``; rocprof-compute keeps
+its passes in ``<workload>/out/pmc_N/<hostname>/`` beside ``sysinfo.csv`` until analyze merges them.
 
 The passes are separate runs, so their dispatch ids and timestamps differ: dispatches are joined
 by (kernel, grid, workgroup, occurrence), never by row or id. A counter collected in several
@@ -27,7 +28,7 @@ import statistics
 from pathlib import Path
 
 from perfmodel.errors import InputError
-from perfmodel.readers import join, long_csv, rocprof_v3
+from perfmodel.readers import join, long_csv, rocprof_v3, sysinfo
 from perfmodel.readers.records import Dispatch, Workload
 
 FORMAT = "rocprofv3 pass folders"
@@ -172,12 +173,29 @@ def _merge(parts: list[Dispatch], where: str, names: str) -> Dispatch:
     return t
 
 
+def _attach_sysinfo(wl: Workload, path: Path) -> None:
+    """A rocprof-compute workload folder whose passes are still in ``out/pmc_N/<host>/`` (no
+    ``pmc_perf.csv`` merged yet) has its sysinfo.csv beside ``out/``: it gives the clocks and
+    shape; the gfx target must agree with the agent info's."""
+    from_agents = wl.gfx
+    sysinfo.attach(wl, path / "sysinfo.csv")
+    if from_agents and wl.gfx and wl.gfx != from_agents:
+        raise InputError(
+            f"sysinfo.csv names {wl.gfx} but the passes' agent info {from_agents}: two different runs?",
+            where=str(path),
+        )
+    wl.gfx = wl.gfx or from_agents
+    if wl.gfx:
+        wl.sysinfo.setdefault("gfx", wl.gfx)
+
+
 def read(path: Path) -> Workload:
     wl = Workload(path=str(path), format=FORMAT)
     where = str(path)
     counters = rocprof_v3.find(path, rocprof_v3.PATTERNS[0])
     traces = rocprof_v3.find(path, rocprof_v3.PATTERNS[1])
     rocprof_v3.attach_agents(wl, path, rocprof_v3.find(path, rocprof_v3.PATTERNS[2]))
+    _attach_sysinfo(wl, path)
     files = _counter_files(path, counters)
     passes = [(name, long_csv.read(f)) for name, f in files]
     keyed = join_passes(passes, where, wl.notes)
