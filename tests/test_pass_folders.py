@@ -249,3 +249,17 @@ def test_gzipped_rocprof_compute_workload_reads_as_the_plain_one(tmp_path):
         assert [(m.bytes_read, m.bytes_write, m.time_s) for m in gz] == [
             (m.bytes_read, m.bytes_write, m.time_s) for m in plain
         ]
+
+
+def test_trace_and_counters_from_different_rocprofv3_versions_join_on_the_same_gpu(tmp_path):
+    """One run: a counter collection that writes Agent_Id "2" (older rocprofv3) and a kernel trace
+    that writes "Agent 2" / "Agent 3" (newer, two GPUs busy): the trace's GPU 2 rows time it."""
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(_pass_file(VCOPY_MI300X_2PASS, 2), run / "1_counter_collection.csv")
+    _timing_trace(run / "a", {"1": 9000, "2": 9000, "3": 9000}, agent="Agent 3")
+    _timing_trace(run / "b", {"1": 5000, "2": 5100, "3": 5200}, agent="Agent 2")
+    wl = read_workload(run)
+    assert wl.format == "rocprofv3 csv"
+    assert [d.gpu for d in wl.dispatches] == ["2"] * 3
+    assert [d.duration_ns for d in wl.dispatches] == [5000, 5100, 5200]
