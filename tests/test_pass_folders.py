@@ -263,3 +263,20 @@ def test_trace_and_counters_from_different_rocprofv3_versions_join_on_the_same_g
     assert wl.format == "rocprofv3 csv"
     assert [d.gpu for d in wl.dispatches] == ["2"] * 3
     assert [d.duration_ns for d in wl.dispatches] == [5000, 5100, 5200]
+
+
+def test_rocprof_compute_rocpd_mode_results_files_before_analyze(tmp_path):
+    """rocprof-compute in rocpd mode writes one results_pmc_perf_N.csv per pass and merges them
+    into pmc_perf.csv only at analyze time: a folder with the per-pass file and sysinfo.csv is a
+    workload (real gfx1153 files from the same machine and commit)."""
+    from data_paths import GFX1153_LONG, RDNA35_KRACKAN2_SYSINFO
+
+    wl_dir = tmp_path / "RDNA35_KRACKAN2"
+    wl_dir.mkdir()
+    shutil.copy(GFX1153_LONG, wl_dir / GFX1153_LONG.name)
+    shutil.copy(RDNA35_KRACKAN2_SYSINFO, wl_dir / "sysinfo.csv")
+    wl = read_workload(wl_dir)
+    assert wl.format == "rocprof-compute workload" and wl.gfx == "gfx1153"
+    alone = read_workload(GFX1153_LONG)
+    assert [d.counters for d in wl.dispatches] == [d.counters for d in alone.dispatches]
+    assert "results_pmc_perf_1.csv" in wl.dispatches[0].time_source

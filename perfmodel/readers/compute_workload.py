@@ -1,10 +1,11 @@
 """rocprof-compute workload directories (``workloads/<name>/<GPU>/``).
 
 Reads ``pmc_perf.csv`` (all passes joined: wide, or long in rocpd mode), the per-pass
-``pmc_perf_N.csv`` files when kept, ``timestamps.csv`` (the counter-free timing pass), each also
-gzipped (``.csv.gz``), ``sysinfo.csv`` and ``roofline.csv``. Duration preference: timestamps.csv, else the median of
-the per-pass durations, else the merged file's own (counter-pass) timestamps; the chosen
-source is recorded on every dispatch.
+``pmc_perf_N.csv`` files when kept (``results_pmc_perf_N.csv`` in rocpd mode), ``timestamps.csv``
+(the counter-free timing pass), each also gzipped (``.csv.gz``), ``sysinfo.csv`` and
+``roofline.csv``. Duration preference: timestamps.csv, else the median of the per-pass durations,
+else the merged file's own (counter-pass) timestamps; the chosen source is recorded on every
+dispatch.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from perfmodel.errors import InputError
 from perfmodel.readers import csvio, join, long_csv, sysinfo, wide_csv
 from perfmodel.readers.records import Workload
 
-_PASS = re.compile(r"^pmc_perf_(\d+)\.csv(?:\.gz)?$")
+# per-pass files: pmc_perf_N.csv (csv mode), results_pmc_perf_N.csv (rocpd mode, before analyze
+# merges them into pmc_perf.csv); gzipped from rocprof-compute 3.7 on
+_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv(?:\.gz)?$")
 
 
 def _file(path: Path, name: str) -> Path:
@@ -54,7 +57,9 @@ def read(path: Path) -> Workload:
     dispatches = _read_counters(merged) if merged.is_file() else None
     if pass_files:
         passes = [_read_counters(p) for p in pass_files]
-        dispatches = join.merge_passes(dispatches, passes, f"pmc_perf_0..{len(pass_files) - 1}.csv")
+        plain = all(p.name == f"pmc_perf_{i}.csv" for i, p in enumerate(pass_files))
+        label = f"pmc_perf_0..{len(pass_files) - 1}.csv" if plain else f"{pass_files[0].name}..{pass_files[-1].name}"
+        dispatches = join.merge_passes(dispatches, passes, label)
     if not dispatches:
         raise InputError("no dispatches in pmc_perf.csv", where=str(path))
     ts = _file(path, "timestamps.csv")
