@@ -4,6 +4,7 @@ suffixed with the session uuid, plain-named views) holding real MI300X vcopy val
 from __future__ import annotations
 
 import csv
+import re
 import sqlite3
 from pathlib import Path
 
@@ -152,3 +153,68 @@ def test_rocpd_sqlite_wrong_schema(tmp_path):
     with pytest.raises(InputError, match=r"rocpd_kernel_dispatch missing \(wrong schema\)") as e:
         read_workload(db)
     assert "\n" not in str(e.value)
+
+
+def _dispatches(wl):
+    return [(d.index, d.kernel, d.begin_ns, d.end_ns, d.grid, d.counters) for d in wl.dispatches]
+
+
+def test_rocpd_sqlite_streams_and_sums_instances(tmp_path, monkeypatch):
+    """Counter rows of one (dispatch, counter) - one per XCC/instance in rocpd - are summed in
+    SQL; the dispatches stream (a new query per pass, nothing held), in lockstep chunks when
+    there are more counters than one query has columns."""
+    from perfmodel.readers import rocpd_sqlite
+
+    whole, split = tmp_path / "whole.db", tmp_path / "split.db"
+    build_db(whole)
+    build_db(split)
+    con = sqlite3.connect(split)
+    t = f"`rocpd_pmc_event{UUID}`"
+    # each row becomes three: value - 2k, k, k (k = 1 or 2): same totals, three instance rows
+    con.execute(f"INSERT INTO {t} (event_id, pmc_id, value) SELECT event_id, pmc_id, 1 + (id % 2) FROM {t}")
+    con.execute(f"INSERT INTO {t} (event_id, pmc_id, value) SELECT event_id, pmc_id, value FROM {t} WHERE id > ?",
+                (3 * len(COUNTERS),))  # fmt: skip
+    con.execute(f"UPDATE {t} SET value = value - 2 * (1 + (id % 2)) WHERE id <= ?", (3 * len(COUNTERS),))
+    con.commit()
+    assert con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 9 * len(COUNTERS)
+    con.close()
+    a, b = read_workload(whole), read_workload(split)
+    assert not isinstance(b.dispatches, list) and len(b.dispatches) == 3 and b.dispatches
+    assert _dispatches(a) == _dispatches(b) == _dispatches(b)  # every pass reads the same
+    assert all(len(c) == len(COUNTERS) for *_, c in _dispatches(b))
+    monkeypatch.setattr(rocpd_sqlite, "MAX_COLUMNS", 3)  # four queries of <= 3 counters each
+    assert _dispatches(read_workload(split)) == _dispatches(a)
+
+
+@pytest.mark.parametrize(("value", "shown"), [("abc", "value 'abc'"), (None, "value NULL"), (b"\x01", "value X'01'")])
+def test_rocpd_sqlite_counter_cell_not_a_number(tmp_path, value, shown):
+    """SQL's SUM reads text as 0 and skips NULL: such a cell is named, not summed."""
+    db = tmp_path / "run.db"
+    build_db(db)
+    con = sqlite3.connect(db)
+    con.execute(
+        f"UPDATE `rocpd_pmc_event{UUID}` SET value = ? WHERE event_id = 2"
+        f" AND pmc_id = (SELECT id FROM `rocpd_info_pmc{UUID}` WHERE name = 'SQ_WAVES')",
+        (value,),
+    )
+    con.commit()
+    con.close()
+    with pytest.raises(InputError, match=f"counter 'SQ_WAVES' of dispatch 2: {re.escape(shown)}") as e:
+        list(read_workload(db).dispatches)
+    assert "(expected a finite number)" in str(e.value)
+
+
+def test_rocpd_sqlite_undescribed_dispatch_and_no_counters(tmp_path):
+    """A dispatch naming an unknown kernel is left out with a note; one without counter rows
+    keeps no counters (missing, not zero)."""
+    db = tmp_path / "run.db"
+    build_db(db)
+    con = sqlite3.connect(db)
+    con.execute(f"UPDATE `rocpd_kernel_dispatch{UUID}` SET kernel_id = 99 WHERE dispatch_id = 1")
+    con.execute(f"DELETE FROM `rocpd_pmc_event{UUID}` WHERE event_id = 2")
+    con.commit()
+    con.close()
+    wl = read_workload(db)
+    assert len(wl.dispatches) == 2 and [d.index for d in wl.dispatches] == [2, 3]
+    assert wl.notes == ["1 dispatches name a kernel or agent the database does not describe: left out"]
+    assert wl.dispatches[0].counters == {} and len(wl.dispatches[1].counters) == len(COUNTERS)

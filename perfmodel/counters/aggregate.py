@@ -47,7 +47,7 @@ class Aggregator:
         self.key = key
         self._groups: dict[str, dict] = {}
 
-    def add(self, m: Measurement) -> None:
+    def _group(self, m: Measurement) -> dict:
         name = self.key(m)
         g = self._groups.get(name)
         if g is None:
@@ -56,6 +56,10 @@ class Aggregator:
                 "a": a, "added": 0, "untimed": 0, "time": 0, "cycles": 0, "waves": 0,
                 "sources": set(), "flags": set(), "notes": set(), "seen": {},
             }  # fmt: skip
+        return g
+
+    def add(self, m: Measurement) -> None:
+        g = self._group(m)
         a = g["a"]
         a.count += m.count
         g["added"] += 1
@@ -74,6 +78,31 @@ class Aggregator:
         if m.time_source:
             g["sources"].add(m.time_source)
         g["flags"].update(m.flags)
+        g["notes"].update(m.notes)
+
+    def add_timed_only(self, m: Measurement, times, untimed: int, flags: set[str]) -> None:
+        """``len(times) + untimed`` dispatches that measured nothing but time (kernel-trace rows:
+        ``m`` holds what they share, no quantities), as if each was `add`-ed in file order:
+        ``times`` (seconds, numpy, file order) are summed left to right (np.add.accumulate is
+        sequential), so the sum is bit-identical to the one `add` builds. ``flags``: the union
+        of the dispatches' own flags."""
+        import numpy as np
+
+        if m.flops or m.iops or m.bytes_read or m.bytes_write or m.bytes_unsplit or m.cycles is not None or m.waves is not None:
+            raise ValueError("add_timed_only takes measurements of time alone")
+        g = self._group(m)
+        n = len(times) + untimed
+        g["a"].count += n
+        g["added"] += n
+        g["untimed"] += untimed
+        if len(times):
+            g["time"] = float(np.add.accumulate(np.concatenate(([g["time"]], times)))[-1])
+        if n:
+            g["cycles"] = g["waves"] = None
+        if m.time_source:
+            g["sources"].add(m.time_source)
+        g["flags"].update(m.flags)
+        g["flags"].update(flags)
         g["notes"].update(m.notes)
 
     def result(self) -> list[Measurement]:

@@ -41,22 +41,29 @@ def read_kernel_trace(path: Path) -> list[Dispatch]:
     return list(iter_kernel_trace(path))
 
 
-def iter_kernel_trace(path: Path):
-    """The dispatches of a kernel trace one at a time, in file order (nothing kept)."""
+def trace_grid(cells: csvio.Cells, per_axis: bool) -> int:
+    """Work-items of a kernel-trace row; rocprofv3 writes the grid per axis (a blank axis is 1)."""
+    if per_axis:
+        return int(math.prod(cells.number(f"Grid_Size_{axis}", 1) for axis in "XYZ"))
+    return int(cells.number("Grid_Size"))
+
+
+def iter_kernel_trace(path: Path, skip_before: int = 0, skipped: int = 0):
+    """The dispatches of a kernel trace one at a time, in file order (nothing kept). The
+    columnar reader hands over mid-file: rows ending before line ``skip_before`` (``skipped``
+    of them) were read there."""
     where = str(path)
     header, rows = csvio.rows(path)
     csvio.require(header, ("Kernel_Name", "Start_Timestamp", "End_Timestamp"), where, "a kernel trace")
     col = csvio.columns(header)
     per_axis = "Grid_Size_X" in col  # rocprofv3 writes the grid per axis
     time_source = f"{path.name} (kernel trace)"
-    n = 0
+    n = skipped
     for line, row in rows:
+        if line < skip_before:
+            continue
         cells = csvio.Cells(row, col, where, line)
-        grid = (
-            int(math.prod(cells.number(f"Grid_Size_{axis}", 1) for axis in "XYZ"))
-            if per_axis
-            else int(cells.number("Grid_Size"))
-        )
+        grid = trace_grid(cells, per_axis)
         d = Dispatch(
             kernel=csvio.clean_kernel(cells.text("Kernel_Name")),
             index=int(cells.number("Dispatch_ID", n)),
