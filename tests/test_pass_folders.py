@@ -164,10 +164,17 @@ def test_pass_of_another_program_is_one_error_line(two_pass, cli):
     for r in rows:
         r[col["Kernel_Name"]] = "otherKernel"
     _write(p2, header, rows)
-    with pytest.raises(InputError, match=r"pass_2: none of its 3 dispatches matches one of the 3 in pass_1"):
+    with pytest.raises(InputError, match=r"pass_2: none of its 3 dispatches matches one in pass_1 by"):
+        read_workload(two_pass)
+    # three passes: the odd one is named, whichever it is
+    shutil.copytree(two_pass / "pass_1", two_pass / "pass_3")
+    with pytest.raises(InputError, match=r"pass_2: none of its 3 dispatches matches one in pass_1, pass_3"):
+        read_workload(two_pass)
+    shutil.move(two_pass / "pass_2", two_pass / "pass_0")
+    with pytest.raises(InputError, match=r"pass_0: none of its 3 dispatches matches one in pass_1, pass_3"):
         read_workload(two_pass)
     r = cli("validate", two_pass, "--arch", "mi300x")
-    assert r.exit_code == 2 and "pass_2: none of its 3 dispatches" in r.output
+    assert r.exit_code == 2 and "pass_0: none of its 3 dispatches" in r.output
     assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
 
 

@@ -107,11 +107,12 @@ def join_passes(
     first_name, first = passes[0]
     per_pass = [(name, join.keyed_by_shape(ds)) for name, ds in passes]
     first_keys = per_pass[0][1]
-    for name, kd in per_pass[1:]:
-        if not kd.keys() & first_keys.keys():
+    for name, kd in per_pass[1:] + per_pass[:1]:  # with two passes, the second is the odd one
+        others = [(o, okd) for o, okd in per_pass if o != name]
+        if others and not any(kd.keys() & okd.keys() for _, okd in others):
             raise InputError(
-                f"{name}: none of its {len(kd)} dispatches matches one of the {len(first_keys)} in"
-                f" {first_name} by (kernel, grid, workgroup, occurrence); passes of different programs?",
+                f"{name}: none of its {len(kd)} dispatches matches one in {', '.join(o for o, _ in others)}"
+                " by (kernel, grid, workgroup, occurrence); a pass of another program?",
                 where=where,
             )
     union: dict = {}
