@@ -16,7 +16,7 @@ quantities would lack that pass's counters and its kernel's sums would be partia
 short (its tail missing) joins exactly; occurrence order cannot tell which dispatch a pass lost
 in the middle of a run of the same kernel and shape, so there the later ones pair one occurrence
 off (dispatch ids cannot settle it: each pass is a separate run). A pass that shares no dispatch
-with the first is one error line naming its folder. Durations come from a
+with any other pass is one error line naming its folder. Durations come from a
 counter-free kernel trace (one in a folder without counter collections: ``timing/``, or a pass
 folder of a kernel-trace-only job), else from the counter passes, which the time source says.
 """
