@@ -247,3 +247,21 @@ def test_kernel_rate_is_the_ratio_of_sums_over_dispatches():
     (k,) = aggregate(ms)
     assert k.time_s == pytest.approx(1.001e-3)
     assert k.bandwidth()["hbm"] == pytest.approx(4e6 / 1.001e-3)
+
+
+def test_quantity_missing_in_some_dispatches_is_left_out_not_summed_partially():
+    """A counter pass that missed a dispatch leaves that dispatch without the pass's quantities:
+    the kernel's sum would cover 1 dispatch and its time 2, so the quantity is left out, said in
+    a note; quantities every dispatch has are summed as usual."""
+    from perfmodel.counters.measurement import Measurement
+
+    ms = [
+        Measurement(kernel="k", dispatch=0, time_s=1e-3, bytes_read={"hbm": 1e6, "l2": 2e6}),
+        Measurement(kernel="k", dispatch=1, time_s=1e-3, bytes_read={"l2": 2e6}),
+    ]
+    (k,) = aggregate(ms)
+    assert k.bytes_read == {"l2": 4e6}
+    assert "read:hbm measured in 1 of 2 dispatches: left out (a partial sum)" in k.notes
+    # sums of sums (several workloads merged) count dispatches, not records
+    (k2,) = aggregate([k, Measurement(kernel="k", dispatch=2, time_s=1e-3, bytes_read={"l2": 1e6})])
+    assert k2.count == 3 and k2.bytes_read == {"l2": 5e6}

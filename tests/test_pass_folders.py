@@ -164,10 +164,17 @@ def test_pass_of_another_program_is_one_error_line(two_pass, cli):
     for r in rows:
         r[col["Kernel_Name"]] = "otherKernel"
     _write(p2, header, rows)
-    with pytest.raises(InputError, match=r"pass_2: none of its 3 dispatches matches one of the 3 in pass_1"):
+    with pytest.raises(InputError, match=r"pass_2: none of its 3 dispatches matches one in pass_1 by"):
+        read_workload(two_pass)
+    # three passes: the odd one is named, whichever it is
+    shutil.copytree(two_pass / "pass_1", two_pass / "pass_3")
+    with pytest.raises(InputError, match=r"pass_2: none of its 3 dispatches matches one in pass_1, pass_3"):
+        read_workload(two_pass)
+    shutil.move(two_pass / "pass_2", two_pass / "pass_0")
+    with pytest.raises(InputError, match=r"pass_0: none of its 3 dispatches matches one in pass_1, pass_3"):
         read_workload(two_pass)
     r = cli("validate", two_pass, "--arch", "mi300x")
-    assert r.exit_code == 2 and "pass_2: none of its 3 dispatches" in r.output
+    assert r.exit_code == 2 and "pass_0: none of its 3 dispatches" in r.output
     assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
 
 
@@ -207,3 +214,76 @@ def test_ranks_of_pass_folders_are_separate_workloads(tmp_path):
     found, _ = expand([str(tmp_path / "out")])
     assert [Path(p).name for p in found] == ["rank_0", "rank_1"]
     assert expand([str(tmp_path / "out" / "rank_0")])[0] == [str(tmp_path / "out" / "rank_0")]
+
+
+def test_rocprof_compute_workload_with_passes_in_out_pmc_folders(tmp_path):
+    """rocprof-compute (rocm-systems, 2026) keeps each pass in <workload>/out/pmc_N/<host>/ beside
+    sysinfo.csv until analyze merges them: read as one run, the gfx target and clocks from
+    sysinfo.csv (here without agent info)."""
+    wl_dir = tmp_path / "workloads" / "vcopy" / "MI300X"
+    for n in (1, 2):
+        src = _pass_file(VCOPY_MI300X_2PASS, n)
+        dst = wl_dir / "out" / f"pmc_{n}" / HOST / src.name
+        dst.parent.mkdir(parents=True)
+        shutil.copy(src, dst)
+    shutil.copy(VCOPY_MI300X_LONG.parent / "sysinfo.csv", wl_dir / "sysinfo.csv")
+    wl = read_workload(wl_dir)
+    assert wl.format == PASSES and wl.gfx == "gfx942" and wl.sysinfo["max_sclk_mhz"] == 2100
+    assert [m.bytes_read["l2"] for m in derive_workload(wl)] == pytest.approx([MIB8] * 3, rel=0.01)
+    # agent info naming another target than sysinfo.csv: two runs mixed up
+    info = _pass_file(VCOPY_MI300X_2PASS, 1, "agent_info")
+    (wl_dir / "out" / "pmc_1" / HOST / info.name).write_text(info.read_text().replace("gfx942", "gfx90a"))
+    with pytest.raises(InputError, match="sysinfo.csv names gfx942 but the passes' agent info gfx90a"):
+        read_workload(wl_dir)
+
+
+def test_gzipped_rocprof_compute_workload_reads_as_the_plain_one(tmp_path):
+    """rocprof-compute 3.7+ writes pmc_perf.csv.gz (and gzipped per-pass files)."""
+    import gzip
+
+    from data_paths import VCOPY_MI350
+
+    for src in (VCOPY_MI300X_LONG.parent, VCOPY_MI350):
+        dst = tmp_path / src.name
+        dst.mkdir()
+        for f in src.iterdir():
+            if f.name.startswith(("pmc_perf", "timestamps")):
+                (dst / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+            else:
+                shutil.copy(f, dst / f.name)
+        plain, gz = derive_workload(read_workload(src)), derive_workload(read_workload(dst))
+        assert detect_format(dst) == "rocprof-compute workload"
+        assert [(m.bytes_read, m.bytes_write, m.time_s) for m in gz] == [
+            (m.bytes_read, m.bytes_write, m.time_s) for m in plain
+        ]
+
+
+def test_trace_and_counters_from_different_rocprofv3_versions_join_on_the_same_gpu(tmp_path):
+    """One run: a counter collection that writes Agent_Id "2" (older rocprofv3) and a kernel trace
+    that writes "Agent 2" / "Agent 3" (newer, two GPUs busy): the trace's GPU 2 rows time it."""
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(_pass_file(VCOPY_MI300X_2PASS, 2), run / "1_counter_collection.csv")
+    _timing_trace(run / "a", {"1": 9000, "2": 9000, "3": 9000}, agent="Agent 3")
+    _timing_trace(run / "b", {"1": 5000, "2": 5100, "3": 5200}, agent="Agent 2")
+    wl = read_workload(run)
+    assert wl.format == "rocprofv3 csv"
+    assert [d.gpu for d in wl.dispatches] == ["2"] * 3
+    assert [d.duration_ns for d in wl.dispatches] == [5000, 5100, 5200]
+
+
+def test_rocprof_compute_rocpd_mode_results_files_before_analyze(tmp_path):
+    """rocprof-compute in rocpd mode writes one results_pmc_perf_N.csv per pass and merges them
+    into pmc_perf.csv only at analyze time: a folder with the per-pass file and sysinfo.csv is a
+    workload (real gfx1153 files from the same machine and commit)."""
+    from data_paths import GFX1153_LONG, RDNA35_KRACKAN2_SYSINFO
+
+    wl_dir = tmp_path / "RDNA35_KRACKAN2"
+    wl_dir.mkdir()
+    shutil.copy(GFX1153_LONG, wl_dir / GFX1153_LONG.name)
+    shutil.copy(RDNA35_KRACKAN2_SYSINFO, wl_dir / "sysinfo.csv")
+    wl = read_workload(wl_dir)
+    assert wl.format == "rocprof-compute workload" and wl.gfx == "gfx1153"
+    alone = read_workload(GFX1153_LONG)
+    assert [d.counters for d in wl.dispatches] == [d.counters for d in alone.dispatches]
+    assert "results_pmc_perf_1.csv" in wl.dispatches[0].time_source

@@ -22,6 +22,22 @@ def _add(into: dict[str, float], other: dict[str, float]) -> None:
         into[k] = into.get(k, 0.0) + v
 
 
+_KINDS = ("flops", "iops", "bytes_read", "bytes_write", "bytes_unsplit")
+_LABEL = {"flops": "flops", "iops": "iops", "bytes_read": "read", "bytes_write": "write", "bytes_unsplit": "bytes"}
+
+
+def _drop_partial(a: Measurement, seen: dict[tuple[str, str], int]) -> None:
+    """A quantity measured in only some of the group's dispatches (a counter pass that missed
+    some dispatches, ranks that collected different counters) is left out with a note: its sum
+    over those dispatches divided by the time of all would understate the rate."""
+    for (kind, k), n in sorted(seen.items()):
+        if n < a.count:
+            del getattr(a, kind)[k]
+            a.notes.append(
+                f"{_LABEL[kind]}:{k} measured in {n} of {a.count} dispatches: left out (a partial sum)"
+            )
+
+
 class Aggregator:
     """The per-group sums of :func:`aggregate`, built one measurement at a time: memory grows
     with the number of groups (kernels), not with the number of dispatches. A measurement added
@@ -38,7 +54,7 @@ class Aggregator:
             a = Measurement(kernel=name, dispatch=m.dispatch, gfx=m.gfx, count=0, source=m.source)
             g = self._groups[name] = {
                 "a": a, "added": 0, "untimed": 0, "time": 0, "cycles": 0, "waves": 0,
-                "sources": set(), "flags": set(), "notes": set(),
+                "sources": set(), "flags": set(), "notes": set(), "seen": {},
             }  # fmt: skip
         return g
 
@@ -47,11 +63,12 @@ class Aggregator:
         a = g["a"]
         a.count += m.count
         g["added"] += 1
-        _add(a.flops, m.flops)
-        _add(a.iops, m.iops)
-        _add(a.bytes_read, m.bytes_read)
-        _add(a.bytes_write, m.bytes_write)
-        _add(a.bytes_unsplit, m.bytes_unsplit)
+        seen = g["seen"]
+        for kind in _KINDS:
+            mine = getattr(m, kind)
+            _add(getattr(a, kind), mine)
+            for k in mine:
+                seen[(kind, k)] = seen.get((kind, k), 0) + m.count
         if m.time_s is None:
             g["untimed"] += 1
         elif g["time"] is not None:
@@ -104,6 +121,7 @@ class Aggregator:
                     a.clock_hz = a.cycles / a.time_s
             if g["waves"] is not None:
                 a.waves = g["waves"]
+            _drop_partial(a, g["seen"])
             a.time_source = "; ".join(sorted(g["sources"]))
             a.flags += sorted(g["flags"])
             a.notes += sorted(g["notes"])

@@ -5,7 +5,8 @@ input.yaml`` with ``jobs:``) writes job N into ``<output directory>/pass_<N>/``,
 ``pmc:`` line per pass) into ``pmc_<N>/`` (rocprofv3.py, ``sub_directory``). Each pass folder holds
 that run's ``*_counter_collection.csv`` and ``*_agent_info.csv`` (and ``*_kernel_trace.csv`` with
 ``--kernel-trace``), below any ``%hostname%`` folder. `perfmodel profile` plans its counter passes
-into ``out/pass_N/`` and a counter-free kernel-trace job into ``out/timing/``.
+into ``out/pass_N/`` and a counter-free kernel-trace job into ``out/timing/``; rocprof-compute keeps
+its passes in ``<workload>/out/pmc_N/<hostname>/`` beside ``sysinfo.csv`` until analyze merges them.
 
 The passes are separate runs, so their dispatch ids and timestamps differ: dispatches are joined
 by (kernel, grid, workgroup, occurrence), never by row or id. A counter collected in several
@@ -15,7 +16,7 @@ quantities would lack that pass's counters and its kernel's sums would be partia
 short (its tail missing) joins exactly; occurrence order cannot tell which dispatch a pass lost
 in the middle of a run of the same kernel and shape, so there the later ones pair one occurrence
 off (dispatch ids cannot settle it: each pass is a separate run). A pass that shares no dispatch
-with the first is one error line naming its folder. Durations come from a
+with any other pass is one error line naming its folder. Durations come from a
 counter-free kernel trace (one in a folder without counter collections: ``timing/``, or a pass
 folder of a kernel-trace-only job), else from the counter passes, which the time source says.
 """
@@ -27,7 +28,7 @@ import statistics
 from pathlib import Path
 
 from perfmodel.errors import InputError
-from perfmodel.readers import join, long_csv, rocprof_v3
+from perfmodel.readers import join, long_csv, rocprof_v3, sysinfo
 from perfmodel.readers.records import Dispatch, Workload
 
 FORMAT = "rocprofv3 pass folders"
@@ -106,11 +107,12 @@ def join_passes(
     first_name, first = passes[0]
     per_pass = [(name, join.keyed_by_shape(ds)) for name, ds in passes]
     first_keys = per_pass[0][1]
-    for name, kd in per_pass[1:]:
-        if not kd.keys() & first_keys.keys():
+    for name, kd in per_pass[1:] + per_pass[:1]:  # with two passes, the second is the odd one
+        others = [(o, okd) for o, okd in per_pass if o != name]
+        if others and not any(kd.keys() & okd.keys() for _, okd in others):
             raise InputError(
-                f"{name}: none of its {len(kd)} dispatches matches one of the {len(first_keys)} in"
-                f" {first_name} by (kernel, grid, workgroup, occurrence); passes of different programs?",
+                f"{name}: none of its {len(kd)} dispatches matches one in {', '.join(o for o, _ in others)}"
+                " by (kernel, grid, workgroup, occurrence); a pass of another program?",
                 where=where,
             )
     union: dict = {}
@@ -172,12 +174,29 @@ def _merge(parts: list[Dispatch], where: str, names: str) -> Dispatch:
     return t
 
 
+def _attach_sysinfo(wl: Workload, path: Path) -> None:
+    """A rocprof-compute workload folder whose passes are still in ``out/pmc_N/<host>/`` (no
+    ``pmc_perf.csv`` merged yet) has its sysinfo.csv beside ``out/``: it gives the clocks and
+    shape; the gfx target must agree with the agent info's."""
+    from_agents = wl.gfx
+    sysinfo.attach(wl, path / "sysinfo.csv")
+    if from_agents and wl.gfx and wl.gfx != from_agents:
+        raise InputError(
+            f"sysinfo.csv names {wl.gfx} but the passes' agent info {from_agents}: two different runs?",
+            where=str(path),
+        )
+    wl.gfx = wl.gfx or from_agents
+    if wl.gfx:
+        wl.sysinfo.setdefault("gfx", wl.gfx)
+
+
 def read(path: Path) -> Workload:
     wl = Workload(path=str(path), format=FORMAT)
     where = str(path)
     counters = rocprof_v3.find(path, rocprof_v3.PATTERNS[0])
     traces = rocprof_v3.find(path, rocprof_v3.PATTERNS[1])
     rocprof_v3.attach_agents(wl, path, rocprof_v3.find(path, rocprof_v3.PATTERNS[2]))
+    _attach_sysinfo(wl, path)
     files = _counter_files(path, counters)
     passes = [(name, long_csv.read(f)) for name, f in files]
     keyed = join_passes(passes, where, wl.notes)
