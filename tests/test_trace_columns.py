@@ -341,3 +341,13 @@ def test_other_header_spellings(tmp_path, monkeypatch):
     monkeypatch.setattr(trace_columns, "CHUNK_ROWS", 9)
     out = _same(tmp_path, monkeypatch, arch="mi300x")
     assert '"agpr": 5' in out or '"agpr": 6' in out
+
+
+def test_truncated_gzip_is_one_error_line(tmp_path, monkeypatch):
+    """A .gz cut short: one error line (was an EOFError traceback in both paths)."""
+    f = _write(tmp_path / "1_kernel_trace.csv.gz", _several(3000), gz=True)
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+    out = _same(tmp_path, monkeypatch, arch="mi300x")
+    assert out.startswith("error:") and "truncated or corrupt" in out
+    res = CliRunner().invoke(cli, ["validate", str(tmp_path), "--arch", "mi300x"])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1
