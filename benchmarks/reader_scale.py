@@ -2,11 +2,13 @@
 
 The files are built here by repeating real rows of the MI300X vcopy measurement in tests/data
 (rocm-systems 2025, rocpd mode): a kernel trace (one row per dispatch, the real start/end
-timestamps shifted so dispatches do not overlap) and a counter collection (per dispatch, the
-rows of the counters that the gfx942 formulas read). Each run is a fresh process; wall time and
-the child's peak RSS (os.wait4) are reported as a markdown table. Not a test: timings vary.
+timestamps shifted so dispatches do not overlap; rocprofv3's 22 columns) and a counter
+collection (per dispatch, the rows of the counters that the gfx942 formulas read). Each run is
+a fresh process; wall time, the child's CPU time and peak RSS (os.wait4) are reported as a
+markdown table, with the machine's load average. Not a test: timings vary.
 
     .venv/bin/python benchmarks/reader_scale.py [--sizes 10000,100000,1000000] [--timeout 600]
+        [--kinds kernel_trace,counter_collection] [--per-dispatch] [--checkout DIR]
 """
 
 from __future__ import annotations
@@ -37,18 +39,27 @@ def _formula_counters() -> set[str]:
     return set(re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", text))
 
 
+TRACE_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id", "Kernel_Name",
+                "Correlation_Id", "Start_Timestamp", "End_Timestamp", "LDS_Block_Size", "Scratch_Size", "VGPR_Count",
+                "Accum_VGPR_Count", "SGPR_Count", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
+                "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"]  # fmt: skip  -- rocprofv3's kernel-trace columns
+
+
 def write_kernel_trace(path: Path, n: int, rows: list[dict]) -> None:
+    """rocprofv3's 22 kernel-trace columns (registers, LDS and workgroup too, so the occupancy is
+    computed), one row per dispatch, LF line ends."""
     one = [r for r in rows if r["Counter_Name"] == "SQ_WAVES"]
     span = max(int(r["End_Timestamp"]) for r in one) - min(int(r["Start_Timestamp"]) for r in one) + 1000
     with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["Kind", "Agent_Id", "Dispatch_Id", "Kernel_Name", "Start_Timestamp", "End_Timestamp",
-                    "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"])  # fmt: skip
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(TRACE_HEADER)
         for i in range(n):
             r = one[i % len(one)]
             shift = (i // len(one)) * span
-            w.writerow(["KERNEL_DISPATCH", "Agent 2", i, r["Kernel_Name"], int(r["Start_Timestamp"]) + shift,
-                        int(r["End_Timestamp"]) + shift, r["Grid_Size"], 1, 1])  # fmt: skip
+            w.writerow(["KERNEL_DISPATCH", 2, 1, 0, 4242, i + 1, r["Kernel_ID"], r["Kernel_Name"], i + 1,
+                        int(r["Start_Timestamp"]) + shift, int(r["End_Timestamp"]) + shift, r["LDS_Per_Workgroup"],
+                        r["Scratch_Per_Workitem"], r["Arch_VGPR"], r["Accum_VGPR"], r["SGPR"], r["Workgroup_Size"], 1, 1,
+                        r["Grid_Size"], 1, 1])  # fmt: skip
 
 
 def write_counter_collection(path: Path, n: int, rows: list[dict]) -> int:
@@ -69,8 +80,9 @@ def write_counter_collection(path: Path, n: int, rows: list[dict]) -> int:
     return len(groups[0])
 
 
-def run(cmd: list[str], timeout: float) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MiB (Linux ru_maxrss is KiB) and exit code of one fresh process."""
+def run(cmd: list[str], timeout: float) -> tuple[float, float, float, int]:
+    """Wall seconds, CPU seconds (user + system), peak RSS in MiB (Linux ru_maxrss is KiB) and
+    exit code of one fresh process. CPU time is the steadier figure on a shared machine."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = t0 + timeout
@@ -81,9 +93,10 @@ def run(cmd: list[str], timeout: float) -> tuple[float, float, int]:
         if time.perf_counter() > deadline:
             p.kill()
             pid, status, ru = os.wait4(p.pid, 0)
-            return float("inf"), ru.ru_maxrss / 1024, -9
+            return float("inf"), ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, -9
         time.sleep(0.02)
-    return time.perf_counter() - t0, ru.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
 def main() -> None:
@@ -91,12 +104,18 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--kinds", default="kernel_trace,counter_collection")
+    ap.add_argument("--per-dispatch", action="store_true", help="also time --per-dispatch -o out.jsonl")
+    ap.add_argument("--checkout", help="time the perfmodel of this checkout (python -m perfmodel run in it)")
     args = ap.parse_args()
-    exe = Path(sys.executable).parent / "perfmodel"
+    exe = [str(Path(sys.executable).parent / "perfmodel")]
+    if args.checkout:
+        exe = [sys.executable, "-m", "perfmodel"]
+        os.chdir(args.checkout)
     rows = _source_rows()
-    print(f"# {platform.machine()}, nproc {os.cpu_count()}, Python {platform.python_version()}\n")
-    print("| input | dispatches | file MiB | wall s | peak RSS MiB | exit |")
-    print("|---|---|---|---|---|---|")
+    load = os.getloadavg()[0]
+    print(f"# {platform.machine()}, nproc {os.cpu_count()}, Python {platform.python_version()}, load {load:.1f}\n")
+    print("| input | view | dispatches | file MiB | wall s | CPU s | peak RSS MiB | exit |")
+    print("|---|---|---|---|---|---|---|---|")
     for kind in args.kinds.split(","):
         for n in (int(s) for s in args.sizes.split(",")):
             with tempfile.TemporaryDirectory() as tmp:
@@ -108,10 +127,14 @@ def main() -> None:
                 else:
                     extra = f" ({write_counter_collection(f, n, rows)} counter rows each)"
                 mib = f.stat().st_size / 2**20
-                cmd = [str(exe), "validate", str(d), "--arch", "mi300x", "--format", "json", "-o", str(d / "out.json")]
-                wall, rss, rc = run(cmd, args.timeout)
-                wall_s = f"> {args.timeout:g}" if wall == float("inf") else f"{wall:.1f}"
-                print(f"| {kind}{extra} | {n:,} | {mib:.0f} | {wall_s} | {rss:.0f} | {rc} |", flush=True)
+                views = [("per kernel", ["--format", "json", "-o", str(d / "out.json")])]
+                if args.per_dispatch:
+                    views.append(("per dispatch", ["--per-dispatch", "-o", str(d / "out.jsonl")]))
+                for view, opts in views:
+                    cmd = [*exe, "validate", str(d), "--arch", "mi300x", *opts]
+                    wall, cpu, rss, rc = run(cmd, args.timeout)
+                    wall_s = f"> {args.timeout:g}" if wall == float("inf") else f"{wall:.1f}"
+                    print(f"| {kind}{extra} | {view} | {n:,} | {mib:.0f} | {wall_s} | {cpu:.1f} | {rss:.0f} | {rc} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Nested mappings (``bytes``: level -> bytes) stay nested in json/jsonl and are fl
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -165,6 +166,14 @@ def write_atomic(path: str, data: str | bytes) -> None:
     0600 is for the temp file only), and a SIGTERM while writing removes the temp file before
     the process ends with status 143.
     """
+    with atomic_file(path) as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str):
+    """A binary file to write ``path`` piece by piece (rows streamed out), with the guarantees
+    of `write_atomic`: it appears under its name only when the block ends without an error."""
     import os
     import signal
     import tempfile
@@ -177,7 +186,7 @@ def write_atomic(path: str, data: str | bytes) -> None:
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".perfmodel-", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
+            yield f
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it owner-only; a written file gets the usual mode
@@ -197,3 +206,52 @@ def write_atomic(path: str, data: str | bytes) -> None:
     finally:
         if main:
             signal.signal(signal.SIGTERM, old)
+
+
+class RowWriter:
+    """Rows written one at a time in ``fmt`` (json, jsonl or csv), the text `render` gives
+    for the whole list, byte for byte. CSV needs every row's columns before its header, so its
+    rows are spooled (pickled, exact values) to a temporary file and written out at `close`."""
+
+    def __init__(self, f, fmt: str):
+        if fmt not in ("json", "jsonl", "csv"):
+            raise ValueError(f"rows stream as json, jsonl or csv, not {fmt}")
+        self.f, self.fmt, self.n = f, fmt, 0
+        self.columns: dict[str, None] = {}
+        self.spool = None
+        if fmt == "csv":
+            import tempfile
+
+            self.spool = tempfile.TemporaryFile()
+
+    def write(self, row: dict) -> None:
+        if self.fmt == "jsonl":
+            self.f.write((_dumps_line(row) + "\n").encode())
+        elif self.fmt == "json":
+            text = json.dumps(_clean(row), indent=2, default=_json_default).replace("\n", "\n  ")
+            self.f.write((("[\n  " if not self.n else ",\n  ") + text).encode())
+        else:
+            import pickle
+
+            flat = _flatten(row)
+            for k in flat:
+                self.columns.setdefault(k, None)
+            pickle.dump(flat, self.spool, protocol=pickle.HIGHEST_PROTOCOL)
+        self.n += 1
+
+    def close(self) -> None:
+        if self.fmt == "json":
+            self.f.write(b"\n]\n" if self.n else b"[]\n")
+        elif self.fmt == "csv":
+            import pickle
+
+            cols = list(self.columns)
+            text = io.TextIOWrapper(self.f, encoding="utf-8", newline="", write_through=True)
+            w = csv.writer(text, lineterminator="\n")
+            w.writerow(cols)
+            self.spool.seek(0)
+            for _ in range(self.n):
+                r = pickle.load(self.spool)
+                w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
+            text.detach()
+            self.spool.close()

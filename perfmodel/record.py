@@ -169,18 +169,13 @@ class Prediction:
             acc: dict[str, float] = {}
             for p, n in runs:
                 for k, v in getattr(p, attr).items():
-                    s = acc.get(k, 0.0)
-                    for _ in range(n):  # repeated addition: the sums of the dispatch-by-dispatch order
-                        s += v
-                    acc[k] = s
+                    acc[k] = _repeat_add(acc.get(k, 0.0), v, n)
             return acc
 
         def total(attr: str):
             s = 0
             for p, n in runs:
-                v = getattr(p, attr)
-                for _ in range(n):
-                    s += v
+                s = _repeat_add(s, getattr(p, attr), n)
             return s
 
         bounds: Counter = Counter()
@@ -213,3 +208,47 @@ class Prediction:
             band=first.band,
             iops_by=add("iops_by"),
         )
+
+
+def _repeat_add(s, v, n: int):
+    """``s + v + v + ...`` (``n`` times) left to right: the sum the dispatch-by-dispatch order
+    gives, bit for bit, in O(log n) steps for positive floats.
+
+    Within one binade [2^e, 2^(e+1)) every sum is rounded to the same ulp u, so from a sum that
+    is a multiple of 2u (what a tie rounds to) each further step adds the same D = s4 - s3
+    (ties to even keep the parity); the steps that stay in the binade are jumped over at once
+    (exact integers in units of u), the step that crosses into the next binade is taken one by
+    one. tests/test_trace_columns.py checks it against plain repeated addition."""
+    import math
+    from fractions import Fraction
+
+    if n < 16 or type(v) is not float or not isinstance(s, (int, float)) or not (v > 0 and math.isfinite(v)):
+        for _ in range(n):
+            s += v
+        return s
+    while n > 0:
+        if not (s >= 0 and math.isfinite(s)) or n < 8:
+            for _ in range(n):
+                s += v
+            return s
+        steps = []
+        for _ in range(4):
+            s += v
+            steps.append(s)
+        n -= 4
+        s3, s4 = steps[2], steps[3]
+        e = math.frexp(s4)[1]
+        if not (math.frexp(steps[1])[1] == math.frexp(s3)[1] == e) or not math.isfinite(s4):
+            continue
+        if s4 == s3:
+            return s4  # s + v rounds to s: a fixed point
+        ue = e - 53  # the ulp of [2^(e-1), 2^e) is 2^(e-53)
+        m4 = int(math.ldexp(s4, -ue))
+        d = int(math.ldexp(s4 - s3, -ue))
+        room = (2**53 - 1) - Fraction(v) / Fraction(2) ** ue - m4
+        if room < 0:
+            continue
+        jump = min(n, int(room // d) + 1)
+        s = math.ldexp(m4 + jump * d, ue)
+        n -= jump
+    return s

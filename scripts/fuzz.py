@@ -401,6 +401,35 @@ def fam_v3dir(rng, tmp: Path):
     return ["validate", str(d), "--format", "json"], [d]
 
 
+PASSES = ROCPROF / "derived/vcopy_MI300X_2pass"
+
+
+def fam_passes(rng, tmp: Path):
+    """A rocprofv3 two-pass folder (derived from real MI300X data): a mutated pass file, a pass
+    dropped, a stray or second counter collection, a timing trace of another program."""
+    d = tmp / "passes"
+    shutil.copytree(PASSES, d)
+    files = sorted(d.rglob("*.csv"))
+    f = rng.choice(files)
+    r = rng.random()
+    if r < 0.08:
+        f.write_bytes(encode(f.read_text(), rng))
+    elif r < 0.14:
+        shutil.rmtree(f.parents[1])  # pass_N/<host>/file -> pass_N gone
+    elif r < 0.18:
+        shutil.copy(f, d / rng.choice(["x_counter_collection.csv", "pass_1/9_counter_collection.csv"]))
+    elif r < 0.24:
+        t = d / "timing" / "1_kernel_trace.csv"
+        t.parent.mkdir()
+        t.write_text("Kind,Agent_Id,Dispatch_Id,Kernel_Name,Start_Timestamp,End_Timestamp,Grid_Size_X\n"
+                     + "".join(f"KERNEL_DISPATCH,Agent {rng.choice([2, 3])},{i},{rng.choice(['k', 'vecCopy'])},"
+                               f"{100 * i},{100 * i + rng.choice([-5, 0, 50])},{rng.choice([1048576, 1])}\n"
+                               for i in range(1, 4)))
+    else:
+        f.write_text(_mutate_csv(f.read_text(), rng))
+    return ["validate", str(d), "--format", rng.choice(["json", "table"])], [d]
+
+
 SQL_BAD = [None, "abc", float("inf"), float("-inf"), float("nan"), -1, 2**63 - 1, b"\xff\x00", 1e300, "", 0]
 
 
@@ -470,7 +499,8 @@ def fam_v3json(rng, tmp: Path):
 
 
 FAMILIES = {"archspec": fam_archspec, "cases": fam_cases, "kv": fam_kv, "workload": fam_workload,
-            "manifest": fam_manifest, "v3dir": fam_v3dir, "sqlite": fam_sqlite, "v3json": fam_v3json}
+            "manifest": fam_manifest, "v3dir": fam_v3dir, "passes": fam_passes, "sqlite": fam_sqlite,
+            "v3json": fam_v3json}
 
 
 def main(argv=None) -> int:

@@ -34,3 +34,7 @@ GFX1153_LONG = (
 # gfx1153 Krackan 2); the Krackan 2 one is from the same machine and commit as GFX1153_LONG
 RDNA35_HALO_SYSINFO = ROCPROF / "rocm-systems/index_2026/tests/workloads/dispatch_0/RDNA35_HALO/sysinfo.csv"
 RDNA35_KRACKAN2_SYSINFO = ROCPROF / "rocm-systems/index_2026/tests/workloads/kernel/RDNA35_KRACKAN2/sysinfo.csv"
+
+# derived from VCOPY_MI300X_LONG by scripts/make_pass_fixture.py: a rocprofv3 output folder of
+# two counter passes (pass_1/<host>/, pass_2/<host>/), see derived/README.md
+VCOPY_MI300X_2PASS = ROCPROF / "derived" / "vcopy_MI300X_2pass"

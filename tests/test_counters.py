@@ -213,3 +213,55 @@ def test_every_target_loads_and_formulas_are_safe():
     assert parse("max(a, 2) * (b - 1) / 4")({"a": 3, "b": 5}) == 3.0
     with pytest.raises(InputError, match="no counter formulas for 'gfx999'"):
         load("gfx999")
+
+
+@pytest.mark.parametrize(
+    "gfx, read_bytes",
+    [("gfx908", 64), ("gfx90a", 64), ("gfx940", 128), ("gfx941", 128), ("gfx942", 128), ("gfx950", 128)],
+)
+def test_l2_request_bytes_per_target(gfx, read_bytes):
+    """vL1D -> L2 requests: 128-byte reads on gfx94x/gfx950 (the 128-byte L2 line), 64 B on older
+    targets; writes and atomics 64 B everywhere (the vcopy request counts in docs/counters.md). One
+    request of each kind, evaluated through each target's first formula."""
+    fs = load(gfx)
+    one = {c: 0.0 for q in ("read:l2", "write:l2", "bytes:l1") for c in fs.quantities[q].counters}
+
+    def per_request(q: str, counter: str) -> float:
+        return fs.quantities[q].alternatives[0].expr({**fs.constants, **one, counter: 1.0})
+
+    assert per_request("read:l2", "TCP_TCC_READ_REQ_sum") == read_bytes
+    for c in ("TCP_TCC_WRITE_REQ_sum", "TCP_TCC_ATOMIC_WITH_RET_REQ_sum", "TCP_TCC_ATOMIC_WITHOUT_RET_REQ_sum"):
+        assert per_request("write:l2", c) == 64
+    assert per_request("bytes:l1", "TCP_TOTAL_CACHE_ACCESSES_sum") == 64  # tag accesses x 64 (2x for streams)
+
+
+def test_kernel_rate_is_the_ratio_of_sums_over_dispatches():
+    """Per-kernel bandwidth = summed bytes / summed time, not the mean of dispatch rates: two
+    dispatches of 1 MB in 1 us and 3 MB in 1 ms give 4 MB / 1.001 ms."""
+    from perfmodel.counters.measurement import Measurement
+
+    ms = [
+        Measurement(kernel="k", dispatch=0, gfx="gfx942", time_s=1e-6, bytes_read={"hbm": 1e6}),
+        Measurement(kernel="k", dispatch=1, gfx="gfx942", time_s=1e-3, bytes_read={"hbm": 3e6}),
+    ]
+    (k,) = aggregate(ms)
+    assert k.time_s == pytest.approx(1.001e-3)
+    assert k.bandwidth()["hbm"] == pytest.approx(4e6 / 1.001e-3)
+
+
+def test_quantity_missing_in_some_dispatches_is_left_out_not_summed_partially():
+    """A counter pass that missed a dispatch leaves that dispatch without the pass's quantities:
+    the kernel's sum would cover 1 dispatch and its time 2, so the quantity is left out, said in
+    a note; quantities every dispatch has are summed as usual."""
+    from perfmodel.counters.measurement import Measurement
+
+    ms = [
+        Measurement(kernel="k", dispatch=0, time_s=1e-3, bytes_read={"hbm": 1e6, "l2": 2e6}),
+        Measurement(kernel="k", dispatch=1, time_s=1e-3, bytes_read={"l2": 2e6}),
+    ]
+    (k,) = aggregate(ms)
+    assert k.bytes_read == {"l2": 4e6}
+    assert "read:hbm measured in 1 of 2 dispatches: left out (a partial sum)" in k.notes
+    # sums of sums (several workloads merged) count dispatches, not records
+    (k2,) = aggregate([k, Measurement(kernel="k", dispatch=2, time_s=1e-3, bytes_read={"l2": 1e6})])
+    assert k2.count == 3 and k2.bytes_read == {"l2": 5e6}

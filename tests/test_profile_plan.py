@@ -133,7 +133,7 @@ def test_without_gpu_needs_dry_run(tmp_path, monkeypatch):
 
 def test_plan_passes_join_in_the_reader(tmp_path):
     """The plan's out/pass_N folders are one run each: the rocprofv3 reader joins them per dispatch."""
-    from perfmodel.readers import rocprof_v3
+    from perfmodel.readers import read_workload
 
     head = "Correlation_Id,Dispatch_Id,Agent_Id,Queue_Id,Process_Id,Thread_Id,Grid_Size,Kernel_Id,Kernel_Name,Workgroup_Size,LDS_Block_Size,Scratch_Size,VGPR_Count,Accum_VGPR_Count,SGPR_Count,Counter_Name,Counter_Value,Start_Timestamp,End_Timestamp"
     for i, (name, value) in enumerate((("SQ_WAVES", 64), ("GRBM_GUI_ACTIVE", 1000)), 1):
@@ -144,6 +144,6 @@ def test_plan_passes_join_in_the_reader(tmp_path):
             for k in (1, 2)
         ]
         (d / "7_counter_collection.csv").write_text(head + "\n" + "\n".join(rows) + "\n")
-    wl = rocprof_v3.read(tmp_path / "out")
+    wl = read_workload(tmp_path / "out")
     assert len(wl.dispatches) == 2
     assert wl.dispatches[0].counters == {"SQ_WAVES": 64, "GRBM_GUI_ACTIVE": 1000}

@@ -132,6 +132,13 @@ def validate_command(
             if target and fmt_for(target) in ("table", "md"):
                 click.echo(f"report written to {target} ({n} rows)", err=True)
         return
+    if per_dispatch and not top and all(targets) and all(fmt_for(t) in ("json", "jsonl", "csv") for t in targets):
+        from perfmodel.validate.stream import validate_to_files
+
+        opts = {k: v for k, v in options.items() if k not in ("per_dispatch", "top")}
+        with status(f"validating {workload} per dispatch (rows streamed to the file)"):
+            validate_to_files(workload, [(t, fmt_for(t)) for t in targets], **opts)
+        return
     with status(f"validating {workload} (reading the trace, deriving counters, predicting)"):
         v = validate(workload, **options)
     for target in targets:  # -o and -O: each file in its own format (from its suffix)

@@ -22,6 +22,22 @@ def _add(into: dict[str, float], other: dict[str, float]) -> None:
         into[k] = into.get(k, 0.0) + v
 
 
+_KINDS = ("flops", "iops", "bytes_read", "bytes_write", "bytes_unsplit")
+_LABEL = {"flops": "flops", "iops": "iops", "bytes_read": "read", "bytes_write": "write", "bytes_unsplit": "bytes"}
+
+
+def _drop_partial(a: Measurement, seen: dict[tuple[str, str], int]) -> None:
+    """A quantity measured in only some of the group's dispatches (a counter pass that missed
+    some dispatches, ranks that collected different counters) is left out with a note: its sum
+    over those dispatches divided by the time of all would understate the rate."""
+    for (kind, k), n in sorted(seen.items()):
+        if n < a.count:
+            del getattr(a, kind)[k]
+            a.notes.append(
+                f"{_LABEL[kind]}:{k} measured in {n} of {a.count} dispatches: left out (a partial sum)"
+            )
+
+
 class Aggregator:
     """The per-group sums of :func:`aggregate`, built one measurement at a time: memory grows
     with the number of groups (kernels), not with the number of dispatches. A measurement added
@@ -31,23 +47,28 @@ class Aggregator:
         self.key = key
         self._groups: dict[str, dict] = {}
 
-    def add(self, m: Measurement) -> None:
+    def _group(self, m: Measurement) -> dict:
         name = self.key(m)
         g = self._groups.get(name)
         if g is None:
             a = Measurement(kernel=name, dispatch=m.dispatch, gfx=m.gfx, count=0, source=m.source)
             g = self._groups[name] = {
                 "a": a, "added": 0, "untimed": 0, "time": 0, "cycles": 0, "waves": 0,
-                "sources": set(), "flags": set(), "notes": set(),
+                "sources": set(), "flags": set(), "notes": set(), "seen": {},
             }  # fmt: skip
+        return g
+
+    def add(self, m: Measurement) -> None:
+        g = self._group(m)
         a = g["a"]
         a.count += m.count
         g["added"] += 1
-        _add(a.flops, m.flops)
-        _add(a.iops, m.iops)
-        _add(a.bytes_read, m.bytes_read)
-        _add(a.bytes_write, m.bytes_write)
-        _add(a.bytes_unsplit, m.bytes_unsplit)
+        seen = g["seen"]
+        for kind in _KINDS:
+            mine = getattr(m, kind)
+            _add(getattr(a, kind), mine)
+            for k in mine:
+                seen[(kind, k)] = seen.get((kind, k), 0) + m.count
         if m.time_s is None:
             g["untimed"] += 1
         elif g["time"] is not None:
@@ -57,6 +78,31 @@ class Aggregator:
         if m.time_source:
             g["sources"].add(m.time_source)
         g["flags"].update(m.flags)
+        g["notes"].update(m.notes)
+
+    def add_timed_only(self, m: Measurement, times, untimed: int, flags: set[str]) -> None:
+        """``len(times) + untimed`` dispatches that measured nothing but time (kernel-trace rows:
+        ``m`` holds what they share, no quantities), as if each was `add`-ed in file order:
+        ``times`` (seconds, numpy, file order) are summed left to right (np.add.accumulate is
+        sequential), so the sum is bit-identical to the one `add` builds. ``flags``: the union
+        of the dispatches' own flags."""
+        import numpy as np
+
+        if m.flops or m.iops or m.bytes_read or m.bytes_write or m.bytes_unsplit or m.cycles is not None or m.waves is not None:
+            raise ValueError("add_timed_only takes measurements of time alone")
+        g = self._group(m)
+        n = len(times) + untimed
+        g["a"].count += n
+        g["added"] += n
+        g["untimed"] += untimed
+        if len(times):
+            g["time"] = float(np.add.accumulate(np.concatenate(([g["time"]], times)))[-1])
+        if n:
+            g["cycles"] = g["waves"] = None
+        if m.time_source:
+            g["sources"].add(m.time_source)
+        g["flags"].update(m.flags)
+        g["flags"].update(flags)
         g["notes"].update(m.notes)
 
     def result(self) -> list[Measurement]:
@@ -75,6 +121,7 @@ class Aggregator:
                     a.clock_hz = a.cycles / a.time_s
             if g["waves"] is not None:
                 a.waves = g["waves"]
+            _drop_partial(a, g["seen"])
             a.time_source = "; ".join(sorted(g["sources"]))
             a.flags += sorted(g["flags"])
             a.notes += sorted(g["notes"])

@@ -178,8 +178,8 @@ def derive_workload(
     return [m for _d, m in iter_derive(wl, target, peaks=peaks)]
 
 
-def iter_derive(wl: Workload, gfx: str | None = None, *, peaks: Mapping[str, float] | None = None):
-    """(dispatch, measurement) pairs, one at a time, in file order (for streaming callers)."""
+def deriver(wl: Workload, gfx: str | None = None, *, peaks: Mapping[str, float] | None = None):
+    """The function that derives every dispatch of ``wl`` (Dispatch -> Measurement)."""
     target = gfx or wl.gfx
     if not target:
         raise InputError(
@@ -188,5 +188,11 @@ def iter_derive(wl: Workload, gfx: str | None = None, *, peaks: Mapping[str, flo
     fs = load(target)
     consts = constants_from(wl.sysinfo)
     sclk = wl.sysinfo.get("max_sclk_mhz") if wl.sysinfo else None
+    return lambda d: derive(d, fs, constants=consts, peaks=peaks, max_sclk_hz=sclk * 1e6 if sclk else None)
+
+
+def iter_derive(wl: Workload, gfx: str | None = None, *, peaks: Mapping[str, float] | None = None):
+    """(dispatch, measurement) pairs, one at a time, in file order (for streaming callers)."""
+    one = deriver(wl, gfx, peaks=peaks)
     for d in wl.dispatches:
-        yield d, derive(d, fs, constants=consts, peaks=peaks, max_sclk_hz=sclk * 1e6 if sclk else None)
+        yield d, one(d)

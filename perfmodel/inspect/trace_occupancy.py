@@ -31,60 +31,95 @@ def _col(header: list[str], what: str) -> str | None:
     return next((h for h in ALIASES[what] if h in header), None)
 
 
-def kernel_occupancy(path: str | Path, arch) -> list[dict]:
-    """One row per distinct (kernel, resources) in the trace: registers, LDS, scratch, occupancy."""
-    from perfmodel.inspect.occupancy import occupancy
+def columns(header: list[str], where: str) -> dict[str, str | None]:
+    """The header name of each resource column; the kernel, VGPR and LDS ones are required."""
+    cols = {w: _col(header, w) for w in ALIASES}
+    for w in ("kernel", "vgpr", "lds"):
+        if cols[w] is None:
+            raise InputError(f"no {' / '.join(ALIASES[w])} column (a rocprofv3 kernel trace has one)", where=where)
+    return cols
 
+
+def _int(text, where: str, key: str) -> int:
+    try:
+        return int(float(text))
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"expected a number, got {text!r}", where=where, key=key) from None
+
+
+def resource_key(r: dict, cols: dict[str, str | None], where: str) -> tuple:
+    """(kernel, vgpr, agpr, sgpr, lds, scratch, workgroup size) of one row (a dict by header
+    name, as csv.DictReader gives); blank cells count 0, a blank workgroup axis 1."""
+
+    def num(w):
+        c = cols[w]
+        if c is None or not str(r.get(c, "")).strip():
+            return 0
+        return _int(r[c], where, c)
+
+    if "Workgroup_Size_X" in r:
+        wg = 1
+        for a in "XYZ":
+            wg *= max(1, _int(r.get(f"Workgroup_Size_{a}") or 1, where, f"Workgroup_Size_{a}"))
+    else:
+        wg = _int(r.get("Workgroup_Size") or r.get("wgr") or 0, where, "Workgroup_Size")
+    return (r[cols["kernel"]], num("vgpr"), num("agpr"), num("sgpr"), num("lds"), num("scratch"), wg)
+
+
+class OccupancyTable:
+    """Distinct (kernel, resources) in first-seen order, with their dispatch counts: what
+    `kernel_occupancy` returns, filled row by row or (the columnar trace reader) key by key."""
+
+    def __init__(self, arch):
+        self.arch = arch
+        self.seen: dict[tuple, dict] = {}
+
+    def add(self, key: tuple, where: str, n: int = 1) -> None:
+        from perfmodel.inspect.occupancy import occupancy
+
+        if key in self.seen:
+            self.seen[key]["dispatches"] += n
+            return
+        wg = key[6]
+        if wg <= 0:
+            raise InputError("no workgroup size for this dispatch", where=where, key="Workgroup_Size")
+        occ = occupancy(self.arch, vgprs=key[1], agprs=key[2], sgprs=key[3], lds_bytes=key[4], workgroup_size=wg,
+                        vgprs_include_agprs=False)  # fmt: skip
+        self.seen[key] = {
+            "kernel": key[0], "vgpr": key[1], "agpr": key[2], "sgpr": key[3], "lds": key[4], "scratch": key[5],
+            "workgroup_size": wg, "waves_per_simd": occ.waves_per_simd, "occupancy_pct": round(occ.occupancy_pct, 1),
+            "limiter": occ.limiter, "dispatches": n,
+        }  # fmt: skip
+
+    def rows(self) -> list[dict]:
+        return list(self.seen.values())
+
+
+def trace_files(path: str | Path) -> list[Path]:
+    """The kernel traces `kernel_occupancy` reads at ``path`` (plain CSV files only)."""
     p = Path(path)
-    files = sorted(p.rglob("*_kernel_trace.csv")) if p.is_dir() else [p]
+    return sorted(p.rglob("*_kernel_trace.csv")) if p.is_dir() else [p]
+
+
+def kernel_occupancy(path: str | Path, arch) -> list[dict]:
+    """One row per distinct (kernel, resources) in the trace: registers, LDS, scratch, occupancy.
+    Rows stream (memory does not grow with the number of dispatches)."""
+    p = Path(path)
+    files = trace_files(p)
     if not files:
         raise InputError("no *_kernel_trace.csv here", where=str(p))
-    seen: dict[tuple, dict] = {}
+    table = OccupancyTable(arch)
     for f in files:
         try:
             with open(f, newline="") as fh:
-                rows = list(csv.DictReader(fh))
+                cols = None
+                for line, r in enumerate(csv.DictReader(fh), 2):
+                    if cols is None:
+                        cols = columns(list(r.keys()), str(f))
+                    where = f"{f}:{line}"
+                    table.add(resource_key(r, cols, where), where)
         except OSError as e:
             raise InputError(f"cannot read ({e.strerror})", where=str(f)) from None
-        if not rows:
-            continue
-        header = list(rows[0].keys())
-        cols = {w: _col(header, w) for w in ALIASES}
-        for w in ("kernel", "vgpr", "lds"):
-            if cols[w] is None:
-                raise InputError(
-                    f"no {' / '.join(ALIASES[w])} column (a rocprofv3 kernel trace has one)", where=str(f)
-                )
-        for line, r in enumerate(rows, 2):
-
-            def num(w, r=r, line=line, f=f, cols=cols):
-                c = cols[w]
-                if c is None or not str(r.get(c, "")).strip():
-                    return 0
-                try:
-                    return int(float(r[c]))
-                except ValueError:
-                    raise InputError(f"expected a number, got {r[c]!r}", where=f"{f}:{line}", key=c) from None
-
-            if "Workgroup_Size_X" in r:
-                wg = 1
-                for a in "XYZ":
-                    wg *= max(1, int(float(r.get(f"Workgroup_Size_{a}") or 1)))
-            else:
-                wg = int(float(r.get("Workgroup_Size") or r.get("wgr") or 0))
-            key = (r[cols["kernel"]], num("vgpr"), num("agpr"), num("sgpr"), num("lds"), num("scratch"), wg)
-            if key in seen:
-                seen[key]["dispatches"] += 1
-                continue
-            if wg <= 0:
-                raise InputError(
-                    "no workgroup size for this dispatch", where=f"{f}:{line}", key="Workgroup_Size"
-                )
-            occ = occupancy(arch, vgprs=key[1], agprs=key[2], sgprs=key[3], lds_bytes=key[4], workgroup_size=wg,
-                            vgprs_include_agprs=False)  # fmt: skip
-            seen[key] = {
-                "kernel": key[0], "vgpr": key[1], "agpr": key[2], "sgpr": key[3], "lds": key[4], "scratch": key[5],
-                "workgroup_size": wg, "waves_per_simd": occ.waves_per_simd, "occupancy_pct": round(occ.occupancy_pct, 1),
-                "limiter": occ.limiter, "dispatches": 1,
-            }  # fmt: skip
-    return list(seen.values())
+        except (UnicodeDecodeError, csv.Error) as e:
+            raise InputError(f"cannot read as CSV text ({type(e).__name__})", where=str(f)) from None
+    return table.rows()

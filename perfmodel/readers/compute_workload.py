@@ -1,10 +1,11 @@
 """rocprof-compute workload directories (``workloads/<name>/<GPU>/``).
 
 Reads ``pmc_perf.csv`` (all passes joined: wide, or long in rocpd mode), the per-pass
-``pmc_perf_N.csv`` files when kept, ``timestamps.csv`` (the counter-free timing pass),
-``sysinfo.csv`` and ``roofline.csv``. Duration preference: timestamps.csv, else the median of
-the per-pass durations, else the merged file's own (counter-pass) timestamps; the chosen
-source is recorded on every dispatch.
+``pmc_perf_N.csv`` files when kept (``results_pmc_perf_N.csv`` in rocpd mode), ``timestamps.csv``
+(the counter-free timing pass), each also gzipped (``.csv.gz``), ``sysinfo.csv`` and
+``roofline.csv``. Duration preference: timestamps.csv, else the median of the per-pass durations,
+else the merged file's own (counter-pass) timestamps; the chosen source is recorded on every
+dispatch.
 """
 
 from __future__ import annotations
@@ -16,12 +17,22 @@ from perfmodel.errors import InputError
 from perfmodel.readers import csvio, join, long_csv, sysinfo, wide_csv
 from perfmodel.readers.records import Workload
 
-_PASS = re.compile(r"^pmc_perf_(\d+)\.csv$")
+# per-pass files: pmc_perf_N.csv (csv mode), results_pmc_perf_N.csv (rocpd mode, before analyze
+# merges them into pmc_perf.csv); gzipped from rocprof-compute 3.7 on
+_PASS = re.compile(r"^(?:results_)?pmc_perf_(\d+)\.csv(?:\.gz)?$")
+
+
+def _file(path: Path, name: str) -> Path:
+    """``path/name``, or ``path/name.gz`` where only that exists (rocprof-compute gzips its
+    artifacts from 3.7 on: ``pmc_perf.csv.gz``; csvio reads gzip by content)."""
+    p = path / name
+    gz = path / (name + ".gz")
+    return gz if not p.is_file() and gz.is_file() else p
 
 
 def is_workload_dir(path: Path) -> bool:
     return path.is_dir() and (
-        (path / "pmc_perf.csv").is_file() or any(_PASS.match(p.name) for p in path.iterdir())
+        _file(path, "pmc_perf.csv").is_file() or any(_PASS.match(p.name) for p in path.iterdir())
     )
 
 
@@ -42,14 +53,16 @@ def read(path: Path) -> Workload:
     pass_files = sorted(
         (p for p in path.iterdir() if _PASS.match(p.name)), key=lambda p: int(_PASS.match(p.name).group(1))
     )
-    merged = path / "pmc_perf.csv"
+    merged = _file(path, "pmc_perf.csv")
     dispatches = _read_counters(merged) if merged.is_file() else None
     if pass_files:
         passes = [_read_counters(p) for p in pass_files]
-        dispatches = join.merge_passes(dispatches, passes, f"pmc_perf_0..{len(pass_files) - 1}.csv")
+        plain = all(p.name == f"pmc_perf_{i}.csv" for i, p in enumerate(pass_files))
+        label = f"pmc_perf_0..{len(pass_files) - 1}.csv" if plain else f"{pass_files[0].name}..{pass_files[-1].name}"
+        dispatches = join.merge_passes(dispatches, passes, label)
     if not dispatches:
         raise InputError("no dispatches in pmc_perf.csv", where=str(path))
-    ts = path / "timestamps.csv"
+    ts = _file(path, "timestamps.csv")
     if ts.is_file():
         timing = wide_csv.read(ts, keep=())
         n = join.apply_timing(dispatches, timing, "timestamps.csv (counter-free timing pass)")

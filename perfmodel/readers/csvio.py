@@ -262,6 +262,27 @@ def columns(header: list[str]) -> dict[str, int]:
     return {h: i for i, h in enumerate(header) if h}
 
 
+_AGENT = re.compile(r"(?:agent|gpu)[\s_-]*(\d+)", re.IGNORECASE)
+
+
+def agent_id(text: str) -> str:
+    """One spelling of a GPU agent id across profiler versions: rocprofv3 wrote ``Agent_Id`` as
+    an integer (``4``), newer versions write ``Agent 4``; a CSV that went through a float column
+    has ``4.0``. All become ``"4"``, so a kernel trace and a counter collection written by
+    different versions still name the same GPU. Anything else is kept as written (stripped)."""
+    t = text.strip()
+    m = _AGENT.fullmatch(t)
+    if m:
+        return str(int(m.group(1)))
+    if t.isdigit():
+        return str(int(t))
+    try:
+        v = float(t)
+    except ValueError:
+        return t
+    return str(int(v)) if v.is_integer() and 0 <= v < 2**63 else t
+
+
 def check_one_gpu(seen: set[str], gpu: str, where: str) -> None:
     """Add ``gpu`` to ``seen``; a second GPU is an error: one workload describes one device."""
     seen.add(gpu)
@@ -292,6 +313,10 @@ class Cells:
         if default is not None and not t.strip():
             return default
         return number(t, where=self.where, column=name, line=self.line)
+
+    def agent(self) -> str:
+        """The row's GPU agent id, normalised (:func:`agent_id`); "" when not recorded."""
+        return agent_id(self.text("GPU_ID"))
 
     def integer(self, name: str) -> int:
         """A count (grid, workgroup, registers); 0 when not recorded."""

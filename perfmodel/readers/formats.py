@@ -1,10 +1,10 @@
 """The one table of rocprof formats: how each is recognised, by content not name, and read.
 
 Order matters: the first entry whose ``detect`` says yes reads the path. Directories first (a
-rocprof-compute workload, then rocprofv3 CSV files, then one rocpd database, then one rocprofv3
-JSON result), then files (the SQLite magic, the rocprofv3 JSON opening, then the CSV header: long
-counters, agent info, kernel trace, wide). Adding a
-profiler format is one `Format` entry here plus one reader module.
+rocprof-compute workload, then rocprofv3 pass_N/ folders of one run, then rocprofv3 CSV files,
+then one rocpd database, then one rocprofv3 JSON result), then files (the SQLite magic, the
+rocprofv3 JSON opening, then the CSV header: long counters, agent info, kernel trace, wide).
+Adding a profiler format is one `Format` entry here plus one reader module.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from perfmodel.readers import (
     compute_workload,
     csvio,
     long_csv,
+    pass_folders,
     rocpd_sqlite,
     rocprof_json,
     rocprof_v3,
@@ -67,6 +68,7 @@ def _lone_csv(name: str, dispatches: Callable[[Path], list[Dispatch]]) -> Callab
 
 
 WORKLOAD = "rocprof-compute workload"
+PASSES = pass_folders.FORMAT
 V3_DIR = "rocprofv3 csv directory"
 SQLITE = "rocpd sqlite"
 JSON = rocprof_json.FORMAT
@@ -77,6 +79,7 @@ WIDE = "rocprof csv (wide)"
 
 FORMATS: tuple[Format, ...] = (
     Format(WORKLOAD, compute_workload.is_workload_dir, compute_workload.read),
+    Format(PASSES, pass_folders.is_pass_dir, pass_folders.read),
     Format(V3_DIR, rocprof_v3.is_v3_dir, rocprof_v3.read),
     Format(SQLITE, rocpd_sqlite.is_rocpd, rocpd_sqlite.read_file_or_dir),
     Format(JSON, lambda p: rocprof_json.is_rocprof_json(p) or rocprof_json.is_json_dir(p), rocprof_json.read_file_or_dir),

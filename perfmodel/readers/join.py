@@ -1,4 +1,5 @@
-"""Join replay passes per dispatch by (kernel, grid size, occurrence).
+"""Join replay passes per dispatch by (kernel, grid size, occurrence) - and workgroup size where
+every file records it (`keyed_by_shape`).
 
 Matching by row position (what rocprof-compute's replace_timestamps does) silently pairs the
 wrong dispatches when a pass drops or reorders one; the key below does not.
@@ -26,11 +27,37 @@ def keyed(dispatches: Iterable[Dispatch]) -> dict[Key, Dispatch]:
     return out
 
 
+def keyed_by_shape(dispatches: Iterable[Dispatch]) -> dict[tuple[str, int, int, int], Dispatch]:
+    """Dispatches by (kernel, grid, workgroup, n-th occurrence of that kernel+grid+workgroup): the
+    key for joining counter passes, whose files all record the workgroup (timing traces may not)."""
+    seen: dict[tuple[str, int, int], int] = {}
+    out: dict[tuple[str, int, int, int], Dispatch] = {}
+    for d in dispatches:
+        k = (d.kernel, d.grid, d.workgroup)
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        out[(*k, n)] = d
+    return out
+
+
 def apply_timing(target: list[Dispatch], timing: list[Dispatch], source: str) -> int:
     """Take begin/end from a counter-free timing pass; returns how many dispatches matched."""
+    return apply_timing_keyed(keyed(target).items(), timing, source)
+
+
+def apply_timing_keyed(target: Iterable[tuple[Key, Dispatch]], timing: list[Dispatch], source: str) -> int:
+    """`apply_timing` for targets whose (kernel, grid, occurrence) keys were taken before some
+    dispatches were dropped (a partial counter pass), so the occurrences still count from the run.
+
+    A timing trace of several GPUs is narrowed to the targets' GPUs when the two share any id
+    (agent ids are normalised by the readers, so "Agent 4" and "4" are one GPU)."""
+    target = list(target)
+    gpus = {d.gpu for _, d in target if d.gpu}
+    if gpus and any(t.gpu in gpus for t in timing):
+        timing = [t for t in timing if t.gpu in gpus or not t.gpu]
     by_key = keyed(timing)
     matched = 0
-    for key, d in keyed(target).items():
+    for key, d in target:
         t = by_key.get(key)
         if t is None:
             continue

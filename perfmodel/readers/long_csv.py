@@ -59,7 +59,7 @@ def read(path: Path, *, keep: Container[str] | None = None) -> list[Dispatch]:
     gpus: set[str] = set()
     for line, row in rows:
         cells = csvio.Cells(row, col, where, line)
-        gpu = cells.text("GPU_ID").strip()
+        gpu = cells.agent()
         csvio.check_one_gpu(gpus, gpu, where)
         key = (gpu, cells.text("Dispatch_ID").strip())
         if key not in pending:
@@ -91,7 +91,7 @@ def iter_read(path: Path, *, keep: Container[str] | None = None):
     last_id: int | None = None
     for line, row in rows:
         cells = csvio.Cells(row, col, where, line)
-        gpu = cells.text("GPU_ID").strip()
+        gpu = cells.agent()
         csvio.check_one_gpu(gpus, gpu, where)
         key = (gpu, cells.text("Dispatch_ID").strip())
         if key != cur_key:

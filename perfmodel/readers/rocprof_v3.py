@@ -8,7 +8,6 @@ dispatches by (kernel, grid, occurrence).
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 from perfmodel.errors import InputError
@@ -42,27 +41,34 @@ def read_kernel_trace(path: Path) -> list[Dispatch]:
     return list(iter_kernel_trace(path))
 
 
-def iter_kernel_trace(path: Path):
-    """The dispatches of a kernel trace one at a time, in file order (nothing kept)."""
+def trace_grid(cells: csvio.Cells, per_axis: bool) -> int:
+    """Work-items of a kernel-trace row; rocprofv3 writes the grid per axis (a blank axis is 1)."""
+    if per_axis:
+        return int(math.prod(cells.number(f"Grid_Size_{axis}", 1) for axis in "XYZ"))
+    return int(cells.number("Grid_Size"))
+
+
+def iter_kernel_trace(path: Path, skip_before: int = 0, skipped: int = 0):
+    """The dispatches of a kernel trace one at a time, in file order (nothing kept). The
+    columnar reader hands over mid-file: rows ending before line ``skip_before`` (``skipped``
+    of them) were read there."""
     where = str(path)
     header, rows = csvio.rows(path)
     csvio.require(header, ("Kernel_Name", "Start_Timestamp", "End_Timestamp"), where, "a kernel trace")
     col = csvio.columns(header)
     per_axis = "Grid_Size_X" in col  # rocprofv3 writes the grid per axis
     time_source = f"{path.name} (kernel trace)"
-    n = 0
+    n = skipped
     for line, row in rows:
+        if line < skip_before:
+            continue
         cells = csvio.Cells(row, col, where, line)
-        grid = (
-            int(math.prod(cells.number(f"Grid_Size_{axis}", 1) for axis in "XYZ"))
-            if per_axis
-            else int(cells.number("Grid_Size"))
-        )
+        grid = trace_grid(cells, per_axis)
         d = Dispatch(
             kernel=csvio.clean_kernel(cells.text("Kernel_Name")),
             index=int(cells.number("Dispatch_ID", n)),
             grid=grid,
-            gpu=cells.text("GPU_ID").strip(),
+            gpu=cells.agent(),
             source=where,
             time_source=time_source,
         )
@@ -173,31 +179,33 @@ def read_agent_info(path: Path) -> dict:
     return gpus[0] if gpus else {}
 
 
+def attach_agents(wl: Workload, path: Path, agents: list[Path]) -> None:
+    """The gfx target and GPU shape from the agent-info files of one run (all passes): runs on
+    different GPU targets in one folder are an error."""
+    if not agents:
+        return
+    infos = [(p, read_agent_info(p)) for p in agents]
+    targets = sorted({i.get("gfx", "") for _, i in infos if i.get("gfx")})
+    if len(targets) > 1:
+        runs = ", ".join(f"{p.name}: {i.get('gfx')}" for p, i in infos)
+        raise InputError(
+            f"runs on different GPUs in one folder ({runs}); put each run in its own folder", where=str(path)
+        )
+    wl.sysinfo = infos[0][1]
+    wl.gfx = wl.sysinfo.get("gfx", "")
+
+
 def read(path: Path) -> Workload:
+    """One rocprofv3 run's CSV files (a folder of pass_N/ folders is `pass_folders`' job)."""
     wl = Workload(path=str(path), format="rocprofv3 csv")
     counters = find(path, PATTERNS[0])
     traces = find(path, PATTERNS[1])
-    agents = find(path, PATTERNS[2])
-    if agents:
-        infos = [(p, read_agent_info(p)) for p in agents]
-        targets = sorted({i.get("gfx", "") for _, i in infos if i.get("gfx")})
-        if len(targets) > 1:
-            runs = ", ".join(f"{p.name}: {i.get('gfx')}" for p, i in infos)
-            raise InputError(
-                f"runs on different GPUs in one folder ({runs}); put each run in its own folder", where=str(path)
-            )
-        wl.sysinfo = infos[0][1]
-        wl.gfx = wl.sysinfo.get("gfx", "")
-    # counter passes planned by `perfmodel profile` (out/pass_N/) are one run each: join them
-    passes = [p for p in counters if re.fullmatch(r"pass_\d+", p.parent.name)]
-    lone = [p for p in counters if p not in passes]
-    if len(lone) == 1 and not passes and not traces:
-        wl.dispatches = CounterDispatches(lone[0])  # streamed: see CounterDispatches
+    attach_agents(wl, path, find(path, PATTERNS[2]))
+    if len(counters) == 1 and not traces:
+        wl.dispatches = CounterDispatches(counters[0])  # streamed: see CounterDispatches
     else:
-        for p in lone:
+        for p in counters:
             wl.dispatches += long_csv.read(p)
-    if passes:
-        wl.dispatches += join.merge_passes(None, [long_csv.read(p) for p in passes], f"{len(passes)} counter passes")
     if traces:
         if wl.dispatches:
             timing = [d for p in traces for d in read_kernel_trace(p)]

@@ -52,7 +52,7 @@ def _counter_columns(header: list[str], keep: Container[str] | None) -> list[tup
 
 def _dispatch(cells: csvio.Cells, gpus: set[str], row_index: int | None) -> Dispatch:
     """The dispatch a row describes, counters aside; ``row_index`` numbers files without Dispatch_ID."""
-    gpu = cells.text("GPU_ID").strip()
+    gpu = cells.agent()
     csvio.check_one_gpu(gpus, gpu, cells.where)
     return Dispatch(
         kernel=csvio.clean_kernel(cells.text("Kernel_Name")),

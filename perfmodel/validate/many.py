@@ -13,11 +13,11 @@ reads whole is one workload, and a sub-folder that none reads is searched the sa
 (``MAX_DEPTH`` levels). So ``rank_0/ rank_1/`` rocprof-compute workloads, one rocpd ``.db`` per
 rank, or ``<host>/<pid>/`` folders of rocpd databases are ranks.
 
-A rocprofv3 CSV folder is one run to its reader (it joins the ``pass_N/`` and ``timing/``
-folders of `perfmodel profile`), except where every CSV file in it lies in a folder named like
-one process - a process id (rocprofv3's default ``<host>/<pid>/``) or ``rank_N`` / ``rank-N`` /
-``rankN`` (``-d out/rank_%rank%``) - and there are two or more such folders: then each is a
-rank. Several processes' files in one folder (``out/<pid>_kernel_trace.csv``) stay one
+A rocprofv3 CSV folder is one run to its reader (a folder of ``pass_N/`` / ``pmc_N/`` pass
+folders and a ``timing/`` trace is joined by `readers.pass_folders`), except where every CSV file
+in it lies in a folder named like one process - a process id (rocprofv3's default
+``<host>/<pid>/``) or ``rank_N`` / ``rank-N`` / ``rankN`` (``-d out/rank_%rank%``) - and there are
+two or more such folders: then each is a rank. Several processes' files in one folder (``out/<pid>_kernel_trace.csv``) stay one
 workload; give each process its own folder, or pass the files as separate arguments.
 """
 
@@ -107,9 +107,9 @@ def _process_folders(path: Path) -> list[Path]:
 
 def _workloads_in(path: Path) -> list[Path]:
     """``path`` as one workload, or its process folders when it holds several processes' runs."""
-    from perfmodel.readers.formats import V3_DIR, find
+    from perfmodel.readers.formats import PASSES, V3_DIR, find
 
-    if path.is_dir() and find(path).name == V3_DIR:
+    if path.is_dir() and find(path).name in (V3_DIR, PASSES):
         return _process_folders(path) or [path]
     return [path]
 

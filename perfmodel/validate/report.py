@@ -14,26 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfmodel.arch import Arch
-from perfmodel.counters.measurement import Measurement
 from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction, predict_on
 from perfmodel.readers.rocprof_v3 import Restart
+from perfmodel.validate import columnar
 from perfmodel.validate.compare import compare
 from perfmodel.validate.identify import Manifest, compile_regex, identify, load_manifest, short_name
+from perfmodel.validate.sums import KernelSum, KernelSums, case_key
 from perfmodel.validate.workload_arch import pick_arch
-
-
-@dataclass
-class KernelSum:
-    """One kernel of a workload, summed over its dispatches: the measurement (ratio of sums),
-    how its first dispatch was identified, its dispatch count, how many were identified, and
-    the run-length list of their predictions."""
-
-    measurement: Measurement
-    first: tuple[dict | None, str]
-    dispatches: int
-    identified: int
-    runs: list[list]
 
 
 @dataclass
@@ -68,10 +56,6 @@ class Validation:
         return self.render("table")
 
 
-def _key(case: dict) -> tuple:
-    return tuple(sorted((k, str(v)) for k, v in case.items()))
-
-
 def _open(path: str):
     """The workload at ``path``, read; one line naming the path when there is none."""
     from perfmodel.readers import read_workload
@@ -101,7 +85,7 @@ def _predict_dispatches(wl, arch: Arch, man: Manifest | None) -> tuple[dict, dic
         if case is None:
             preds[i] = None
             continue
-        k = _key(case)
+        k = case_key(case)
         if k not in cache:
             cache[k] = predict_on(case, arch, i, source=f"dispatch {d.index} ({short_name(d.kernel)})")
         preds[i] = cache[k]
@@ -120,19 +104,12 @@ def validate(
 ) -> Validation:
     """Read a workload, derive measurements, identify kernels, predict them and compare."""
     from perfmodel.counters import derive_workload
-    from perfmodel.rates import achievable_rates
 
-    man = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
-    wl = _open(path)
-    a, notes = pick_arch(wl, arch, sclk_mhz, cus)
-    ach, peak = achievable_rates(a)
-    flt = None
-    if kernel_filter:
-        flt = compile_regex(kernel_filter, None, "--kernel")
-    target = None if wl.gfx else a.gfx
+    man, wl, a, notes, ach, peak, flt, target = prepare(path, arch, manifest, sclk_mhz, cus, kernel_filter)
     rows: list[dict] = []
     time_sources: set[str] = set()
     sums = None
+    occupancy = None  # read from the traces by _attach_occupancy unless the columnar path counted it
     if per_dispatch:
         if hasattr(wl.dispatches, "materialize"):
             wl.dispatches = wl.dispatches.materialize()
@@ -142,14 +119,18 @@ def validate(
             rows.append(_row(m, [preds[i]] if preds[i] else [], ident[i], a, ach, peak))
         time_sources = {d.time_source for d in wl.dispatches}
     else:
-        try:
-            sums, time_sources = _kernel_sums(wl, target, a, man, peak)
-        except Restart:  # a counter file that could not be streamed: now read whole, go again
-            sums, time_sources = _kernel_sums(wl, target, a, man, peak)
+        fast = columnar.trace_sums(wl, path, target, a, man, peak) if columnar.trace_paths(wl) else None
+        if fast is not None:  # a kernel trace, a chunk of rows at a time (same sums, same order)
+            sums, time_sources, occupancy = fast
+        else:
+            try:
+                sums, time_sources = _kernel_sums(wl, target, a, man, peak)
+            except Restart:  # a counter file that could not be streamed: now read whole, go again
+                sums, time_sources = _kernel_sums(wl, target, a, man, peak)
         rows = [kernel_row(k, a, ach, peak) for k in sums]
     rows = select(rows, flt, top)
     notes += [n for n in wl.notes if n]
-    notes += _attach_occupancy(rows, path, a)
+    notes += _attach_occupancy(rows, path, a, occupancy)
     inflated = sorted({s for s in time_sources if _counter_pass_timing(s)})
     if inflated:
         notes.append(
@@ -157,6 +138,20 @@ def validate(
             f" inflates ({'; '.join(inflated)[:200]})"
         )
     return Validation(str(path), a, rows, per_dispatch, notes, kernel_sums=sums)
+
+
+def prepare(path: str, arch, manifest, sclk_mhz: float | None, cus: int | None, kernel_filter: str | None):
+    """What every validation starts from: (manifest, workload read, Arch, notes, achievable and
+    peak rates, compiled --kernel regex or None, gfx target override or None)."""
+    from perfmodel.rates import achievable_rates
+
+    man = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
+    wl = _open(path)
+    a, notes = pick_arch(wl, arch, sclk_mhz, cus)
+    ach, peak = achievable_rates(a)
+    flt = compile_regex(kernel_filter, None, "--kernel") if kernel_filter else None
+    target = None if wl.gfx else a.gfx
+    return man, wl, a, notes, ach, peak, flt, target
 
 
 def select(rows: list[dict], flt, top: int | None) -> list[dict]:
@@ -173,39 +168,12 @@ def select(rows: list[dict], flt, top: int | None) -> list[dict]:
 
 def _kernel_sums(wl, target, a: Arch, man, peak: dict) -> tuple[list[KernelSum], set[str]]:
     """Per-kernel sums, aggregated while reading: nothing is kept per dispatch."""
-    from perfmodel.counters.aggregate import Aggregator
     from perfmodel.counters.derive import iter_derive
 
-    time_sources: set[str] = set()
-    # per kernel, aggregated while reading: nothing is kept per dispatch
-    agg = Aggregator()
-    cache: dict[tuple, Prediction] = {}
-    # kernel -> [ident of its first dispatch, dispatches, identified, runs of (prediction, n)]
-    per: dict[str, list] = {}
-    for i, (d, m) in enumerate(iter_derive(wl, target, peaks=peak)):
-        time_sources.add(d.time_source)
-        agg.add(m)
-        case, how = identify(d, man)
-        pred = None
-        if case is not None:
-            k = _key(case)
-            pred = cache.get(k)
-            if pred is None:
-                pred = cache[k] = predict_on(
-                    case, a, i, source=f"dispatch {d.index} ({short_name(d.kernel)})"
-                )
-        st = per.get(m.kernel)
-        if st is None:
-            st = per[m.kernel] = [(case, how), 0, 0, []]
-        st[1] += 1
-        if pred is not None:
-            st[2] += 1
-            runs = st[3]
-            if runs and runs[-1][0] is pred:
-                runs[-1][1] += 1
-            else:
-                runs.append([pred, 1])
-    return [KernelSum(m, *per[m.kernel]) for m in agg.result()], time_sources
+    sums = KernelSums(a, man)
+    for d, m in iter_derive(wl, target, peaks=peak):
+        sums.add(d, m)
+    return sums.result()
 
 
 def kernel_row(k: KernelSum, a: Arch, ach: dict, peak: dict) -> dict:
@@ -258,26 +226,40 @@ def _row(m, preds: list[Prediction], ident: tuple[dict | None, str], arch: Arch,
     return r
 
 
-def _attach_occupancy(rows: list[dict], path, arch: Arch) -> list[str]:
+def _attach_occupancy(rows: list[dict], path, arch: Arch, found=None) -> list[str]:
     """The occupancy each measured kernel really had, from the register, LDS and scratch
     columns of rocprofv3 kernel traces (same rules as `perfmodel kernel inspect`): an
-    ``occupancy`` field per row whose kernel is in a trace. Returns notes."""
+    ``occupancy`` field per row whose kernel is in a trace. ``found``: the rows (or the error)
+    the columnar trace path counted while reading; None: read the traces here. Returns notes."""
+    by_kernel, notes = occupancy_by_kernel(path, arch, found)
+    for r in rows:
+        attach_occupancy(r, by_kernel)
+    return notes
+
+
+def attach_occupancy(row: dict, by_kernel: dict[str, list[dict]]) -> None:
+    occ = by_kernel.get(row["kernel"])
+    if occ:
+        row["occupancy"] = occ[0] if len(occ) == 1 else occ
+
+
+def occupancy_by_kernel(path, arch: Arch, found=None) -> tuple[dict[str, list[dict]], list[str]]:
+    """Occupancy entries per kernel name (see `_attach_occupancy`) and notes."""
     from perfmodel.inspect.trace_occupancy import kernel_occupancy
 
     p = Path(path)
     if not (p.is_dir() and any(p.rglob("*_kernel_trace.csv"))) and not str(p).endswith("_kernel_trace.csv"):
-        return []
+        return {}, []
     try:
-        found = kernel_occupancy(p, arch)
+        if isinstance(found, InputError):
+            raise found
+        if found is None:
+            found = kernel_occupancy(p, arch)
     except InputError as e:
-        return [f"occupancy not reported: {e}"]
+        return {}, [f"occupancy not reported: {e}"]
     by_kernel: dict[str, list[dict]] = {}
     for o in found:
         by_kernel.setdefault(o["kernel"], []).append(
             {k: o[k] for k in ("vgpr", "agpr", "sgpr", "lds", "scratch", "workgroup_size", "waves_per_simd", "limiter", "dispatches")}
         )
-    for r in rows:
-        occ = by_kernel.get(r["kernel"])
-        if occ:
-            r["occupancy"] = occ[0] if len(occ) == 1 else occ
-    return []
+    return by_kernel, []
