@@ -287,3 +287,16 @@ def test_rocprof_compute_rocpd_mode_results_files_before_analyze(tmp_path):
     alone = read_workload(GFX1153_LONG)
     assert [d.counters for d in wl.dispatches] == [d.counters for d in alone.dispatches]
     assert "results_pmc_perf_1.csv" in wl.dispatches[0].time_source
+
+
+def test_clock_above_the_archspec_maximum_is_flagged_without_sysinfo(cli):
+    """rocprofv3 agent info gives no maximum clock: the archspec's peak clock is the ceiling, so
+    GRBM_GUI_ACTIVE cycles over a duration from another pass (4.1-4.4 GHz here) are flagged, not
+    reported as a plain fact (without the fallback the kernel row carries no flag)."""
+    import json
+
+    r = cli("validate", str(VCOPY_MI300X_2PASS), "--format", "json")
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.stdout)[0]
+    assert row["clock_hz"] > 4e9
+    assert any(f.startswith("clock-above-max") and "max 2100 MHz" in f for f in row["flags"]), row["flags"]

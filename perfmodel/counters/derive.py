@@ -187,7 +187,10 @@ def deriver(wl: Workload, gfx: str | None = None, *, peaks: Mapping[str, float] 
         )
     fs = load(target)
     consts = constants_from(wl.sysinfo)
-    sclk = wl.sysinfo.get("max_sclk_mhz") if wl.sysinfo else None
+    # the machine's own maximum clock (sysinfo.csv); else the archspec's peak clock, which
+    # validate records when the profile does not say (rocprofv3 agent info has no maximum)
+    si = wl.sysinfo or {}
+    sclk = si.get("max_sclk_mhz") or si.get("max_sclk_mhz_archspec")
     return lambda d: derive(d, fs, constants=consts, peaks=peaks, max_sclk_hz=sclk * 1e6 if sclk else None)
 
 

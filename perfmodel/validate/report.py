@@ -149,6 +149,8 @@ def prepare(path: str, arch, manifest, sclk_mhz: float | None, cus: int | None, 
     wl = _open(path)
     a, notes = pick_arch(wl, arch, sclk_mhz, cus)
     ach, peak = achievable_rates(a)
+    if not wl.sysinfo.get("max_sclk_mhz"):  # so a clock above the chip's maximum is still flagged
+        wl.sysinfo["max_sclk_mhz_archspec"] = a.clock_hz / 1e6
     flt = compile_regex(kernel_filter, None, "--kernel") if kernel_filter else None
     target = None if wl.gfx else a.gfx
     return man, wl, a, notes, ach, peak, flt, target
