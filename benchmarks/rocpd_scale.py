@@ -90,11 +90,12 @@ def write_db(path: Path, n: int, instances: int) -> int:
     return len(groups[0]) * instances
 
 
-def run(cmd: list[str], timeout: float, env: dict) -> tuple[float, float, float, int]:
+def run(cmd: list[str], timeout: float, env: dict, cwd: Path) -> tuple[float, float, float, int]:
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB (Linux ru_maxrss is KiB) and
-    exit code of one fresh process."""
+    exit code of one fresh process. ``cwd`` must hold no perfmodel package: ``python -m`` puts
+    the working directory first on sys.path, ahead of PYTHONPATH."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     deadline = t0 + timeout
     while True:
         pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -134,7 +135,7 @@ def main() -> None:
             out = Path(tmp) / "out.json"
             cmd = [sys.executable, "-m", "perfmodel.cli", "validate", str(db), "--arch", "mi300x",
                    "--format", "json", "-o", str(out)]  # fmt: skip
-            wall, cpu, rss, rc = run(cmd, args.timeout, env=env)
+            wall, cpu, rss, rc = run(cmd, args.timeout, env=env, cwd=Path(tmp))
             wall_s = f"> {args.timeout:g}" if wall == float("inf") else f"{wall:.1f}"
             print(f"| {n:,} | {rows} | {mib:.0f} | {wall_s} | {cpu:.1f} | {rss:.0f} | {rc} |", flush=True)
 

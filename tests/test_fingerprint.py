@@ -9,7 +9,16 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from data_paths import DATA, GFX1153_LONG, MIXBENCH_MI200, ROCPROF, VCOPY_2024, VCOPY_MI300X_LONG, VCOPY_MI350
+from data_paths import (
+    DATA,
+    GFX1153_LONG,
+    MIXBENCH_MI200,
+    ROCPROF,
+    VCOPY_2024,
+    VCOPY_MI300X_2PASS,
+    VCOPY_MI300X_LONG,
+    VCOPY_MI350,
+)
 from perfmodel.cli.main import cli
 from perfmodel.errors import InputError
 from perfmodel.readers.fingerprint import CHROME, RPD, csv_backend, fingerprint
@@ -32,12 +41,20 @@ KINETO_62 = DATA / "traces" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz"
         (VCOPY_MI300X_LONG, "counter csv (long)", "rocprof-compute", "3", "rocprofv3", "counter pass"),
         (GFX1153_LONG, "counter csv (long)", "rocprofv3", None, "rocprofv3", "counter pass"),
         (CUT, "rocprofv3 json", "rocprofv3", None, "rocprofv3", "counter-free"),
+        (VCOPY_MI300X_2PASS, "rocprofv3 pass folders", "rocprofv3", None, "rocprofv3", "counter pass"),
     ],
 )  # fmt: skip
 def test_real_files(path, fmt, tool, version, backend, timing):
     fp = fingerprint(path)
     assert (fp.format, fp.tool, fp.version, fp.backend) == (fmt, tool, version, backend)
     assert fp.timing.startswith(timing) and fp.readable and fp.evidence
+
+
+def test_every_format_has_rules():
+    from perfmodel.readers.fingerprint import _BY_FORMAT
+    from perfmodel.readers.formats import FORMATS
+
+    assert {f.name for f in FORMATS} == set(_BY_FORMAT)
 
 
 def test_versions_and_evidence():

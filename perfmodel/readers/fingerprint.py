@@ -64,7 +64,11 @@ def fingerprint(path: str | Path) -> Fingerprint:
             return _rpd(p)
     fmt = formats.find(p)
     fp = Fingerprint(path=str(p), format=fmt.name, tool="unknown")
-    _BY_FORMAT[fmt.name](p, fp)
+    rule = _BY_FORMAT.get(fmt.name)
+    if rule is None:  # a format added to the table without a rule here
+        fp.evidence.append("no fingerprint rules for this format")
+    else:
+        rule(p, fp)
     return fp
 
 
@@ -169,6 +173,22 @@ def _v3_dir(path: Path, fp: Fingerprint) -> None:
         )
 
 
+def _passes(path: Path, fp: Fingerprint) -> None:
+    """rocprofv3 pass_N/ (pmc_N/) folders of one run; rocprof-compute's when a sysinfo.csv is beside them."""
+    from perfmodel.readers import pass_folders
+
+    _v3_dir(path, fp)
+    counters = rocprof_v3.find(path, rocprof_v3.PATTERNS[0])
+    folders = sorted({pass_folders.pass_folder(path, f) for f in counters} - {None})
+    fp.evidence.insert(0, f"{len(folders)} pass folder(s): {', '.join(f.name for f in folders[:6])}")
+    info = next((q / "sysinfo.csv" for q in (path, path.parent) if (q / "sysinfo.csv").is_file()), None)
+    if info is not None:  # rocprof-compute before analyze: <workload>/out/pmc_N/
+        sub = Fingerprint(path=str(info.parent), format="", tool="")
+        _workload(info.parent, sub)
+        fp.tool, fp.version, fp.rocm_version = sub.tool, sub.version, sub.rocm_version
+        fp.evidence.insert(1, f"{info.relative_to(path.parent) if info.parent != path else info.name}: {sub.evidence[0]}")
+
+
 def _rocpd(path: Path, fp: Fingerprint) -> None:
     fp.tool = fp.backend = "rocprofv3"
     db = path if path.is_file() else rocpd_sqlite.databases(path)[0]
@@ -252,6 +272,7 @@ def _csv_file(tool_if_unknown: str, timing: str | None = None):
 
 _BY_FORMAT = {
     formats.WORKLOAD: _workload,
+    formats.PASSES: _passes,
     formats.V3_DIR: _v3_dir,
     formats.SQLITE: _rocpd,
     formats.JSON: _json,

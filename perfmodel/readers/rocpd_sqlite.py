@@ -3,13 +3,14 @@
 The published schema (rocprofiler-sdk ``rocpd`` tables) suffixes every table with the session
 uuid (``rocpd_kernel_dispatch<uuid>``) and adds plain-named views; both are accepted.
 
-Dispatches stream: one SQL query joins each dispatch to its counter totals - a grouped
-subquery sums the rows of one (dispatch, counter), since the database keeps one row per
-XCC/instance - and orders by start, so a dispatch's counter rows come together and become one
-`Dispatch` as the cursor reaches them. Nothing is kept per dispatch; every pass over
-``Workload.dispatches`` runs the query again. (A pivot into one column per counter is not
-possible in SQLite: a rocprof-compute run has ~2,000 counter names, the limit of a result row,
-and SQLite's text forms of a REAL keep 15-16 digits, so JSON or text packing would change values.)
+Dispatches stream from one SQL query: a grouped subquery sums the rows of each (event,
+counter) - the database keeps one row per XCC/instance - a second grouping pivots those totals
+into one column per counter name in use, and the pivot is LEFT JOINed to the dispatches in start
+order, so each result row is one `Dispatch`. Nothing is kept per dispatch; every pass over
+``Workload.dispatches`` runs the query again. SQLite allows 2,000 result columns and merged
+rocprof-compute runs name ~2,000 counters, so past MAX_COLUMNS counters the same query runs once
+per group of counters and the cursors are read in lockstep. (Packing the counters into one JSON
+or text column instead would change values: SQLite's text form of a REAL keeps 15-16 digits.)
 """
 
 from __future__ import annotations
