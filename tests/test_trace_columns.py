@@ -232,11 +232,22 @@ def test_last_line_without_line_break(tmp_path, monkeypatch):
 
 def test_occupancy_error_is_the_same_note(tmp_path, monkeypatch):
     rows = _several(30)
-    rows[11][16] = "wide"  # Workgroup_Size_X
+    rows[11][13] = "wide"  # VGPR_Count: only the occupancy reads it
     _write(tmp_path / "1_kernel_trace.csv", rows)
     monkeypatch.setattr(trace_columns, "CHUNK_ROWS", 5)
     out = _same(tmp_path, monkeypatch, arch="mi300x")
     assert "occupancy not reported" in out and "1_kernel_trace.csv:13" in out
+
+
+def test_bad_workgroup_cell_is_the_same_error_line(tmp_path, monkeypatch):
+    """The workgroup size is read for identification (manifest {workgroup}) like the grid, so
+    a non-numeric cell is one error line naming line and column, in both paths."""
+    rows = _several(30)
+    rows[11][16] = "wide"  # Workgroup_Size_X
+    _write(tmp_path / "1_kernel_trace.csv", rows)
+    monkeypatch.setattr(trace_columns, "CHUNK_ROWS", 5)
+    out = _same(tmp_path, monkeypatch, arch="mi300x")
+    assert out.startswith("error:") and "line 13, column Workgroup_Size_X" in out
 
 
 def test_trace_without_register_columns(tmp_path, monkeypatch):
@@ -378,3 +389,17 @@ def test_random_byte_edits_give_the_row_paths_output(tmp_path, monkeypatch):
         f.write_bytes(bytes(data))
         monkeypatch.setattr(trace_columns, "CHUNK_ROWS", rng.choice([None, 1, 3, 7]))
         _same(d, monkeypatch, arch="mi300x")
+
+
+def test_manifest_sees_the_workgroup_size_of_trace_dispatches(tmp_path, monkeypatch):
+    """rocprofv3 writes Workgroup_Size_X/Y/Z in kernel traces: `{workgroups}` in a manifest case
+    is grid / workgroup, in both paths (it was 0 while the trace reader ignored the columns)."""
+    _write(tmp_path / "1_kernel_trace.csv", _several(60))
+    man = tmp_path / "cases.yaml"
+    man.write_text("kernels:\n  - match: gemm\n    case: {kernel: stream, op: copy, dtype: fp32, n: '{workgroups}'}\n")
+    monkeypatch.setattr(trace_columns, "CHUNK_ROWS", 8)
+    out = _same(tmp_path, monkeypatch, arch="mi300x", manifest=str(man))
+    shapes = {r["kernel"]: r for r in json.loads(out)}
+    gemm = next(r for k, r in shapes.items() if k.startswith("gemm"))
+    assert gemm["identified"] == "manifest"
+    assert gemm["case"]["n"] in (1048576 // 256, 1048576 // 64, 2097152 // 256, 2097152 // 64), gemm["case"]

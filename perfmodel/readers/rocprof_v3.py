@@ -48,6 +48,14 @@ def trace_grid(cells: csvio.Cells, per_axis: bool) -> int:
     return int(cells.number("Grid_Size"))
 
 
+def trace_workgroup(cells: csvio.Cells, per_axis: bool) -> int:
+    """Work-items per workgroup of a kernel-trace row (per axis as rocprofv3 writes it, a blank
+    axis is 1; one column in older spellings); 0 when the trace does not record it."""
+    if per_axis:
+        return int(math.prod(cells.number(f"Workgroup_Size_{axis}", 1) for axis in "XYZ"))
+    return cells.integer("Workgroup_Size")
+
+
 def iter_kernel_trace(path: Path, skip_before: int = 0, skipped: int = 0):
     """The dispatches of a kernel trace one at a time, in file order (nothing kept). The
     columnar reader hands over mid-file: rows ending before line ``skip_before`` (``skipped``
@@ -57,6 +65,7 @@ def iter_kernel_trace(path: Path, skip_before: int = 0, skipped: int = 0):
     csvio.require(header, ("Kernel_Name", "Start_Timestamp", "End_Timestamp"), where, "a kernel trace")
     col = csvio.columns(header)
     per_axis = "Grid_Size_X" in col  # rocprofv3 writes the grid per axis
+    wg_per_axis = "Workgroup_Size_X" in col
     time_source = f"{path.name} (kernel trace)"
     n = skipped
     for line, row in rows:
@@ -68,6 +77,7 @@ def iter_kernel_trace(path: Path, skip_before: int = 0, skipped: int = 0):
             kernel=csvio.clean_kernel(cells.text("Kernel_Name")),
             index=int(cells.number("Dispatch_ID", n)),
             grid=grid,
+            workgroup=trace_workgroup(cells, wg_per_axis),
             gpu=cells.agent(),
             source=where,
             time_source=time_source,

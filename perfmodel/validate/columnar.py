@@ -27,7 +27,7 @@ from perfmodel.errors import InputError
 from perfmodel.inspect import trace_occupancy
 from perfmodel.readers import csvio
 from perfmodel.readers.records import Dispatch
-from perfmodel.readers.rocprof_v3 import iter_kernel_trace, trace_grid
+from perfmodel.readers.rocprof_v3 import iter_kernel_trace, trace_grid, trace_workgroup
 from perfmodel.readers.trace_columns import Chunk, TraceColumns, check_rows_read
 from perfmodel.validate.identify import Manifest
 from perfmodel.validate.sums import KernelSum, KernelSums
@@ -88,7 +88,7 @@ class _FileState:
     def __init__(self):
         self.kernel: list[int] = []
         self.group: list[int] = []
-        self.grid: list[int] = []
+        self.grid: list[tuple[int, int]] = []  # (grid, workgroup) of each launch key
         self.occ: list[tuple | None] = []
 
 
@@ -173,10 +173,11 @@ class _Reader:
                     occ.error, occ_here = e, False
         check_rows_read(tc)
 
-    def _identify(self, key: tuple, kernel: str, grid: int, index: int, i: int, tc: TraceColumns) -> int:
+    def _identify(self, key: tuple, kernel: str, launch: tuple[int, int], index: int, i: int, tc: TraceColumns) -> int:
         gid = self.groups.ids.get(key)
         if gid is None:
-            d = Dispatch(kernel=kernel, index=index, grid=grid, source=tc.where, time_source=self._ts(tc))
+            grid, wg = launch
+            d = Dispatch(kernel=kernel, index=index, grid=grid, workgroup=wg, source=tc.where, time_source=self._ts(tc))
             case, how, pred = self.sums.identify(d, i)
             gid = self.groups.add(key, (case, how), pred)
         return gid
@@ -191,9 +192,9 @@ class _Reader:
         groups, sums = self.groups, self.sums
         base = sums.n
         index = chunk.index
-        for kernel, grid in parsed:
+        for kernel, grid, wg in parsed:
             state.kernel.append(groups.kernel_id(kernel))
-            state.grid.append(grid)
+            state.grid.append((grid, wg))
             state.group.append(-1)
             state.occ.append(None)
         ruled = np.isin(index, self.rules) if self.rules else np.zeros(len(index), dtype=bool)
@@ -204,12 +205,12 @@ class _Reader:
         events += [(row, 1, int(chunk.key[row])) for row in np.flatnonzero(ruled).tolist()]
         rule_gid: dict[int, int] = {}
         for row, ruled_row, k in sorted(events):
-            kernel, grid = groups.kernels[state.kernel[k]], state.grid[k]
+            kernel, (grid, wg) = groups.kernels[state.kernel[k]], state.grid[k]
             i = int(index[row])
             if ruled_row:
-                rule_gid[row] = self._identify((kernel, grid, i), kernel, grid, i, base + row, tc)
+                rule_gid[row] = self._identify((kernel, grid, wg, i), kernel, (grid, wg), i, base + row, tc)
             else:
-                state.group[k] = self._identify((kernel, grid), kernel, grid, i, base + row, tc)
+                state.group[k] = self._identify((kernel, grid, wg), kernel, (grid, wg), i, base + row, tc)
         row_group = np.asarray(state.group, dtype=np.int64)[chunk.key]
         for row, gid in rule_gid.items():
             row_group[row] = gid
@@ -230,8 +231,8 @@ class _Reader:
         sums.add_trace_rows(groups.kernels, kernel, pred, groups.preds, groups.idents, ident, index, times, timed, row_flags, tmpl)
 
 
-def _parse_keys(chunk: Chunk, tc: TraceColumns, where: str) -> list[tuple[str, int]]:
-    """(kernel, grid) of each new launch key, by the row path's own rules (errors: InputError)."""
+def _parse_keys(chunk: Chunk, tc: TraceColumns, where: str) -> list[tuple[str, int, int]]:
+    """(kernel, grid, workgroup) of each new launch key, by the row path's own rules (errors: InputError)."""
     out = []
     width = len(tc.header)
     for row, canon, _raw in chunk.new_keys:
@@ -239,7 +240,8 @@ def _parse_keys(chunk: Chunk, tc: TraceColumns, where: str) -> list[tuple[str, i
         for name, text in canon.items():
             cells[tc.col[name]] = text
         c = csvio.Cells(cells, tc.col, where, int(chunk.line[row]))
-        out.append((csvio.clean_kernel(c.text("Kernel_Name")), trace_grid(c, tc.per_axis)))
+        wg = trace_workgroup(c, "Workgroup_Size_X" in tc.col)
+        out.append((csvio.clean_kernel(c.text("Kernel_Name")), trace_grid(c, tc.per_axis), wg))
     return out
 
 
