@@ -403,3 +403,16 @@ def test_manifest_sees_the_workgroup_size_of_trace_dispatches(tmp_path, monkeypa
     gemm = next(r for k, r in shapes.items() if k.startswith("gemm"))
     assert gemm["identified"] == "manifest"
     assert gemm["case"]["n"] in (1048576 // 256, 1048576 // 64, 2097152 // 256, 2097152 // 64), gemm["case"]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_occupancy_of_gzipped_traces_and_kd_kernel_names(tmp_path, monkeypatch, gz):
+    """The occupancy is reported for a .csv.gz trace too, and matched to the kernel's row when
+    the trace spells the name with rocprof's ' [clone .kd]' decoration (validate drops it)."""
+    rows = [_row(i + 1, "vecCopy(double*, double*) [clone .kd]", 10**15 + 10**4 * i, 10**15 + 10**4 * i + 5000) for i in range(40)]
+    name = "1_kernel_trace.csv.gz" if gz else "1_kernel_trace.csv"
+    _write(tmp_path / name, rows, gz=gz)
+    out = _same(tmp_path, monkeypatch, arch="mi300x")
+    (row,) = json.loads(out)
+    assert row["kernel"] == "vecCopy(double*, double*)"
+    assert row.get("occupancy", {}).get("dispatches") == 40, row.get("occupancy")

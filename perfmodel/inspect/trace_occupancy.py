@@ -13,6 +13,8 @@ is align(VGPRs, 4) + AGPRs.
 from __future__ import annotations
 
 import csv
+import gzip
+import zlib
 from pathlib import Path
 
 from perfmodel.errors import InputError
@@ -96,18 +98,33 @@ class OccupancyTable:
 
 
 def trace_files(path: str | Path) -> list[Path]:
-    """The kernel traces `kernel_occupancy` reads at ``path`` (plain CSV files only)."""
+    """The kernel traces `kernel_occupancy` reads at ``path`` (``.csv`` or ``.csv.gz``)."""
+    from perfmodel.readers.rocprof_v3 import find
+
     p = Path(path)
-    return sorted(p.rglob("*_kernel_trace.csv")) if p.is_dir() else [p]
+    return find(p, "*_kernel_trace.csv") if p.is_dir() else [p]
+
+
+def _is_trace_name(p: Path) -> bool:
+    return p.name.endswith(("_kernel_trace.csv", "_kernel_trace.csv.gz"))
 
 
 def validate_traces(path: str | Path) -> list[Path]:
     """The traces `perfmodel validate` reports the occupancy of: under a folder that holds a
     ``*_kernel_trace.csv``, or the file itself when its name says so; none otherwise."""
     p = Path(path)
-    if (p.is_dir() and any(p.rglob("*_kernel_trace.csv"))) or str(p).endswith("_kernel_trace.csv"):
+    if p.is_dir() or _is_trace_name(p):
         return trace_files(p)
     return []
+
+
+def _open_text(f: Path):
+    """A trace as text: gzip by content (as every reader), a UTF-8 BOM dropped from the header."""
+    with open(f, "rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    if gz:
+        return gzip.open(f, "rt", newline="", encoding="utf-8-sig")
+    return open(f, newline="", encoding="utf-8-sig")
 
 
 def kernel_occupancy(path: str | Path, arch) -> list[dict]:
@@ -120,7 +137,7 @@ def kernel_occupancy(path: str | Path, arch) -> list[dict]:
     table = OccupancyTable(arch)
     for f in files:
         try:
-            with open(f, newline="") as fh:
+            with _open_text(f) as fh:
                 cols = None
                 for line, r in enumerate(csv.DictReader(fh), 2):
                     if cols is None:
@@ -129,6 +146,6 @@ def kernel_occupancy(path: str | Path, arch) -> list[dict]:
                     table.add(resource_key(r, cols, where), where)
         except OSError as e:
             raise InputError(f"cannot read ({e.strerror})", where=str(f)) from None
-        except (UnicodeDecodeError, csv.Error) as e:
+        except (UnicodeDecodeError, csv.Error, EOFError, zlib.error) as e:
             raise InputError(f"cannot read as CSV text ({type(e).__name__})", where=str(f)) from None
     return table.rows()

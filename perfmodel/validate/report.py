@@ -16,6 +16,7 @@ from pathlib import Path
 from perfmodel.arch import Arch
 from perfmodel.errors import InputError
 from perfmodel.prediction import Prediction, predict_on
+from perfmodel.readers import csvio
 from perfmodel.readers.rocprof_v3 import Restart
 from perfmodel.validate import columnar
 from perfmodel.validate.compare import compare
@@ -261,7 +262,8 @@ def occupancy_by_kernel(path, arch: Arch, found=None) -> tuple[dict[str, list[di
         return {}, [f"occupancy not reported: {e}"]
     by_kernel: dict[str, list[dict]] = {}
     for o in found:
-        by_kernel.setdefault(o["kernel"], []).append(
+        # the name as the validate rows spell it (" [clone .kd]" and ".kd" dropped)
+        by_kernel.setdefault(csvio.clean_kernel(o["kernel"]), []).append(
             {k: o[k] for k in ("vgpr", "agpr", "sgpr", "lds", "scratch", "workgroup_size", "waves_per_simd", "limiter", "dispatches")}
         )
     return by_kernel, []
