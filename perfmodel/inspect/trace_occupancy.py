@@ -101,6 +101,15 @@ def trace_files(path: str | Path) -> list[Path]:
     return sorted(p.rglob("*_kernel_trace.csv")) if p.is_dir() else [p]
 
 
+def validate_traces(path: str | Path) -> list[Path]:
+    """The traces `perfmodel validate` reports the occupancy of: under a folder that holds a
+    ``*_kernel_trace.csv``, or the file itself when its name says so; none otherwise."""
+    p = Path(path)
+    if (p.is_dir() and any(p.rglob("*_kernel_trace.csv"))) or str(p).endswith("_kernel_trace.csv"):
+        return trace_files(p)
+    return []
+
+
 def kernel_occupancy(path: str | Path, arch) -> list[dict]:
     """One row per distinct (kernel, resources) in the trace: registers, LDS, scratch, occupancy.
     Rows stream (memory does not grow with the number of dispatches)."""

@@ -146,11 +146,10 @@ def rows(path: Path) -> tuple[list[str], Rows]:
     except csv.Error as e:
         fh.close()
         raise InputError(f"malformed CSV header ({one_line(str(e), 80)})", where=where) from None
-    except OSError as e:
-        raise InputError(f"cannot read the file ({e.strerror or e})", where=where) from None
-    except (zlib.error, EOFError) as e:  # a corrupt or cut gzip stream
-        fh.close()
-        raise InputError(f"corrupt gzip data ({one_line(str(e), 80)})", where=where) from None
+    except (OSError, EOFError, zlib.error) as e:
+        if fh is not None:
+            fh.close()
+        raise InputError(f"cannot read the file ({getattr(e, 'strerror', None) or e})", where=where) from None
     if not header or not any(h.strip() for h in header):
         fh.close()
         raise InputError("no CSV header line", where=where)
@@ -179,8 +178,10 @@ def rows(path: Path) -> tuple[list[str], Rows]:
                 raise InputError(f"line {line + 1}: not UTF-8 text", where=where) from None
             except csv.Error as e:
                 raise InputError(f"line {reader.line_num}: malformed CSV ({e})", where=where) from None
-            except (zlib.error, EOFError) as e:
-                raise InputError(f"line {line + 1}: corrupt gzip data ({one_line(str(e), 80)})", where=where) from None
+            except (EOFError, OSError, zlib.error) as e:  # a truncated or corrupt .gz
+                raise InputError(
+                    f"line {line + 1}: cannot read further, truncated or corrupt ({one_line(str(e), 80)})", where=where
+                ) from None
 
     return header, Rows(fh, it())
 

@@ -37,7 +37,7 @@ LAUNCH_COLUMNS = (
     "Group_Segment_Size", "Private_Segment_Size", "Accum_Vgpr_Count",
 )  # fmt: skip  -- every spelling the occupancy reads (trace_occupancy.ALIASES), canonical
 ROW_COLUMNS = ("Dispatch_ID", "Start_Timestamp", "End_Timestamp")
-BLOCK_BYTES = 8 << 20  # a chunk is the whole lines of about this many bytes (40-60k trace rows)
+BLOCK_BYTES = 2 << 20  # a chunk is the whole lines of about this many bytes (10-15k trace rows; 8 MiB: same speed, 2.4x the memory)
 CHUNK_ROWS: int | None = None  # or at most this many rows (tests: chunk boundaries everywhere)
 MAX_ID_DIGITS = 15  # a Dispatch_ID goes through float() in the row path: exact below 2**53
 MAX_TS_DIGITS = 18  # timestamps are ints in the row path; int64 holds 18 digits

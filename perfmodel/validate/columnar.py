@@ -71,9 +71,7 @@ class _OccupancyPass:
     """The occupancy `validate` attaches (see report._attach_occupancy), counted per key."""
 
     def __init__(self, path, arch: Arch):
-        p = Path(path)
-        wanted = (p.is_dir() and any(p.rglob("*_kernel_trace.csv"))) or str(p).endswith("_kernel_trace.csv")
-        self.files = {str(f) for f in trace_occupancy.trace_files(p)} if wanted else set()
+        self.files = {str(f) for f in trace_occupancy.validate_traces(path)}
         self.table = trace_occupancy.OccupancyTable(arch)
         self.error: InputError | None = None
         self.redo = False  # a file fell back to the row path: read the occupancy as before

@@ -247,10 +247,10 @@ def attach_occupancy(row: dict, by_kernel: dict[str, list[dict]]) -> None:
 
 def occupancy_by_kernel(path, arch: Arch, found=None) -> tuple[dict[str, list[dict]], list[str]]:
     """Occupancy entries per kernel name (see `_attach_occupancy`) and notes."""
-    from perfmodel.inspect.trace_occupancy import kernel_occupancy
+    from perfmodel.inspect.trace_occupancy import kernel_occupancy, validate_traces
 
     p = Path(path)
-    if not (p.is_dir() and any(p.rglob("*_kernel_trace.csv"))) and not str(p).endswith("_kernel_trace.csv"):
+    if not validate_traces(p):
         return {}, []
     try:
         if isinstance(found, InputError):
