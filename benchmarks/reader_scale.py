@@ -80,11 +80,11 @@ def write_counter_collection(path: Path, n: int, rows: list[dict]) -> int:
     return len(groups[0])
 
 
-def run(cmd: list[str], timeout: float) -> tuple[float, float, float, int]:
+def run(cmd: list[str], timeout: float, env: dict | None = None, cwd: Path | None = None) -> tuple[float, float, float, int]:
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB (Linux ru_maxrss is KiB) and
     exit code of one fresh process. CPU time is the steadier figure on a shared machine."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     deadline = t0 + timeout
     while True:
         pid, status, ru = os.wait4(p.pid, os.WNOHANG)

@@ -19,17 +19,15 @@ import argparse
 import os
 import platform
 import sqlite3
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from reader_scale import _formula_counters, _source_rows  # noqa: E402
+from reader_scale import _formula_counters, _source_rows, run  # noqa: E402
 from test_readers_rocpd_sqlite import SCHEMA, UUID, VIEWS  # noqa: E402
 
 
@@ -90,26 +88,6 @@ def write_db(path: Path, n: int, instances: int) -> int:
     return len(groups[0]) * instances
 
 
-def run(cmd: list[str], timeout: float, env: dict, cwd: Path) -> tuple[float, float, float, int]:
-    """Wall seconds, CPU seconds (user + system), peak RSS in MiB (Linux ru_maxrss is KiB) and
-    exit code of one fresh process. ``cwd`` must hold no perfmodel package: ``python -m`` puts
-    the working directory first on sys.path, ahead of PYTHONPATH."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    deadline = t0 + timeout
-    while True:
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            p.kill()
-            pid, status, ru = os.wait4(p.pid, 0)
-            return float("inf"), ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, -9
-        time.sleep(0.02)
-    wall = time.perf_counter() - t0
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,100000,1000000")
@@ -135,6 +113,8 @@ def main() -> None:
             out = Path(tmp) / "out.json"
             cmd = [sys.executable, "-m", "perfmodel.cli", "validate", str(db), "--arch", "mi300x",
                    "--format", "json", "-o", str(out)]  # fmt: skip
+            # run outside any checkout: `python -m` puts the working directory first on sys.path,
+            # ahead of PYTHONPATH, so a perfmodel package there would be the one timed
             wall, cpu, rss, rc = run(cmd, args.timeout, env=env, cwd=Path(tmp))
             wall_s = f"> {args.timeout:g}" if wall == float("inf") else f"{wall:.1f}"
             print(f"| {n:,} | {rows} | {mib:.0f} | {wall_s} | {cpu:.1f} | {rss:.0f} | {rc} |", flush=True)

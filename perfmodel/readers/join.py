@@ -76,17 +76,7 @@ def merge_passes(target: list[Dispatch] | None, passes: list[list[Dispatch]], so
     """
     if target is None:
         target = [
-            Dispatch(
-                d.kernel,
-                d.index,
-                d.grid,
-                d.workgroup,
-                gpu=d.gpu,
-                source=source,
-                lds_bytes=d.lds_bytes,
-                vgprs=d.vgprs,
-                sgprs=d.sgprs,
-            )
+            d.launch(source)
             for d in passes[0]
         ]
         fill = True

@@ -145,17 +145,7 @@ def _merge(parts: list[Dispatch], where: str, names: str) -> Dispatch:
     """One dispatch from its copies in every pass: the first pass's value of each counter (all
     values in ``replay``), every counter pass's duration, their median as the duration."""
     d0 = parts[0]
-    t = Dispatch(
-        d0.kernel,
-        d0.index,
-        d0.grid,
-        d0.workgroup,
-        gpu=d0.gpu,
-        source=where,
-        lds_bytes=d0.lds_bytes,
-        vgprs=d0.vgprs,
-        sgprs=d0.sgprs,
-    )
+    t = d0.launch(where)
     for d in parts:
         for name, v in d.counters.items():
             t.counters.setdefault(name, v)

@@ -36,6 +36,14 @@ class Dispatch:
     pass_durations_ns: list[float] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
 
+    def launch(self, source: str) -> Dispatch:
+        """The same launch (kernel, index, geometry, GPU, resources) without timing, counters or
+        flags: the start of a dispatch merged from several passes."""
+        return Dispatch(
+            self.kernel, self.index, self.grid, self.workgroup, gpu=self.gpu, source=source,
+            lds_bytes=self.lds_bytes, vgprs=self.vgprs, sgprs=self.sgprs,
+        )  # fmt: skip
+
     @property
     def duration_ns(self) -> float | None:
         if self.begin_ns is None or self.end_ns is None:
