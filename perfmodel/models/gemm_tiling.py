@@ -43,7 +43,7 @@ def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique):
 
 
 def _choice_cost(
-    r: Rates, m, n, k, batch, tile: Tile, tk: int, split, elem: float, base_mem, out, wave_size: int
+    r: Rates, m, n, k, batch, tile: Tile, tk: int, split, elem: float, base_mem, out_l2, wave_size: int, ks=None
 ):
     """Local time used only to rank configurations (the estimator times the final Work).
 
@@ -55,9 +55,10 @@ def _choice_cost(
     """
     tiles_m = np.ceil(m * (1.0 / tile.m))
     tiles_n = np.ceil(n * (1.0 / tile.n))
-    bs = batch * split
+    bs = batch if np.ndim(split) == 0 and split == 1.0 else batch * split  # x * 1.0 == x exactly
     grid = tiles_m * tiles_n * bs
-    ks = np.ceil(k / (split * tk)) * tk
+    if ks is None:  # K steps one split walks (the caller passes them when they repeat across tiles)
+        ks = np.ceil(k / (split * tk)) * tk
     wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
     per_cu = max(
         2.0 * tile.m * tile.n * r.cus / r.flops,
@@ -65,9 +66,7 @@ def _choice_cost(
         float(wc * tile.m + wr * tile.n) * elem * r.cus / r.bw.get("lds", np.inf),
     )
     cost = np.ceil(grid * (1.0 / r.cus)) * ks * per_cu
-    l2 = (tiles_n * m + tiles_m * n) * bs * ks * (elem / r.bw.get("l2", np.inf)) + out / r.bw.get(
-        "l2", np.inf
-    )
+    l2 = (tiles_n * m + tiles_m * n) * bs * ks * (elem / r.bw.get("l2", np.inf)) + out_l2
     if np.ndim(split):
         l2 += bs * m * n * (2.0 * PARTIAL_BYTES / r.bw.get("l2", np.inf))
     cost += np.maximum(l2, base_mem)
@@ -84,8 +83,12 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out):
     idx = np.zeros(shape, dtype=np.int64)
     split = np.ones(shape)
     base_mem = (batch * (m + n) * k * elem + out) / r.bw[r.mem]
+    out_l2 = out / r.bw.get("l2", np.inf)  # C written through L2, the same for every tile
+    ks_of: dict[int, np.ndarray] = {}  # K steps at split 1, per K tile (shared by the tiles of one tk)
     for i, (tile, tk) in enumerate(cands):
-        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out, arch.wave_size)
+        if tk not in ks_of:
+            ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
+        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk])
         better = c < best
         np.copyto(best, c, where=better)
         np.copyto(idx, i, where=better)
@@ -96,7 +99,7 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out):
             continue
         sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
         s = fill_split(arch.cus, grid1[sel], sk, tk)
-        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out[sel], arch.wave_size)
+        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size)
         better = c < best[sel]
         best[sel] = np.where(better, c, best[sel])
         idx[sel] = np.where(better, i, idx[sel])
