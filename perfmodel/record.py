@@ -211,44 +211,20 @@ class Prediction:
 
 
 def _repeat_add(s, v, n: int):
-    """``s + v + v + ...`` (``n`` times) left to right: the sum the dispatch-by-dispatch order
-    gives, bit for bit, in O(log n) steps for positive floats.
-
-    Within one binade [2^e, 2^(e+1)) every sum is rounded to the same ulp u, so from a sum that
-    is a multiple of 2u (what a tie rounds to) each further step adds the same D = s4 - s3
-    (ties to even keep the parity); the steps that stay in the binade are jumped over at once
-    (exact integers in units of u), the step that crosses into the next binade is taken one by
-    one. tests/test_trace_columns.py checks it against plain repeated addition."""
-    import math
-    from fractions import Fraction
-
-    if n < 16 or type(v) is not float or not isinstance(s, (int, float)) or not (v > 0 and math.isfinite(v)):
+    """``s + v + v + ...`` (``n`` times) left to right: bit for bit the sum the dispatch-by-
+    dispatch order gives. Long runs go through ``np.add.accumulate``, which adds sequentially
+    (no pairwise summation), a million terms at a time; tests/test_trace_columns.py checks it
+    against plain repeated addition."""
+    if n < 64 or type(v) is not float or not isinstance(s, (int, float)):
         for _ in range(n):
             s += v
         return s
-    while n > 0:
-        if not (s >= 0 and math.isfinite(s)) or n < 8:
-            for _ in range(n):
-                s += v
-            return s
-        steps = []
-        for _ in range(4):
-            s += v
-            steps.append(s)
-        n -= 4
-        s3, s4 = steps[2], steps[3]
-        e = math.frexp(s4)[1]
-        if not (math.frexp(steps[1])[1] == math.frexp(s3)[1] == e) or not math.isfinite(s4):
-            continue
-        if s4 == s3:
-            return s4  # s + v rounds to s: a fixed point
-        ue = e - 53  # the ulp of [2^(e-1), 2^e) is 2^(e-53)
-        m4 = int(math.ldexp(s4, -ue))
-        d = int(math.ldexp(s4 - s3, -ue))
-        room = (2**53 - 1) - Fraction(v) / Fraction(2) ** ue - m4
-        if room < 0:
-            continue
-        jump = min(n, int(room // d) + 1)
-        s = math.ldexp(m4 + jump * d, ue)
-        n -= jump
+    import numpy as np
+
+    s = float(s)  # what int + float does first
+    with np.errstate(over="ignore", invalid="ignore"):
+        while n:
+            k = min(n, 1 << 20)
+            s = float(np.add.accumulate(np.concatenate(([s], np.full(k, v))))[-1])
+            n -= k
     return s

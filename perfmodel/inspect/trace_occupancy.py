@@ -13,7 +13,6 @@ is align(VGPRs, 4) + AGPRs.
 from __future__ import annotations
 
 import csv
-import gzip
 import zlib
 from pathlib import Path
 
@@ -119,12 +118,10 @@ def validate_traces(path: str | Path) -> list[Path]:
 
 
 def _open_text(f: Path):
-    """A trace as text: gzip by content (as every reader), a UTF-8 BOM dropped from the header."""
-    with open(f, "rb") as probe:
-        gz = probe.read(2) == b"\x1f\x8b"
-    if gz:
-        return gzip.open(f, "rt", newline="", encoding="utf-8-sig")
-    return open(f, newline="", encoding="utf-8-sig")
+    """A trace as text (gzip by content), a UTF-8 BOM dropped from the header."""
+    from perfmodel.readers.opening import open_by_content
+
+    return open_by_content(f, text=True, encoding="utf-8-sig", newline="")
 
 
 def kernel_occupancy(path: str | Path, arch) -> list[dict]:

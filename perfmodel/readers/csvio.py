@@ -7,13 +7,13 @@ as text. Every problem becomes an InputError naming file, line and column.
 from __future__ import annotations
 
 import csv
-import gzip
 import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from perfmodel.errors import InputError, excerpt, one_line
+from perfmodel.readers.opening import open_by_content
 
 # rocprof v1 / v2 / v3 / rocpd spellings -> one canonical name (rocprof-compute's).
 ALIASES = {
@@ -135,9 +135,7 @@ def rows(path: Path) -> tuple[list[str], Rows]:
             raise InputError("is a directory; expected a CSV file", where=where)
         if path.stat().st_size == 0:
             raise InputError("file is empty", where=where)
-        with open(path, "rb") as probe:  # gzip by content (file.csv.gz), as everywhere a trace is read
-            gz = probe.read(2) == b"\x1f\x8b"
-        fh = gzip.open(path, "rt", newline="", encoding="utf-8-sig") if gz else open(path, newline="", encoding="utf-8-sig")
+        fh = open_by_content(path, text=True, encoding="utf-8-sig", newline="")  # file.csv.gz too
         reader = csv.reader(fh)
         header = next(reader, None)
     except UnicodeDecodeError:

@@ -15,16 +15,16 @@ overhead inflates them), or a sentence saying which mix a folder holds.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import re
 import sqlite3
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfmodel.errors import InputError, one_line
 from perfmodel.readers import formats, rocpd_sqlite, rocprof_json, rocprof_v3
+from perfmodel.readers.opening import open_by_content
 
 CHROME = "torch.profiler chrome trace"
 RPD = "rpd sqlite"
@@ -49,9 +49,6 @@ class Fingerprint:
     readable: bool = True
     advice: str | None = None
     devices: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def fingerprint(path: str | Path) -> Fingerprint:
@@ -78,9 +75,7 @@ def fingerprint(path: str | Path) -> Fingerprint:
 def _raw_header(path: Path) -> list[str]:
     """A CSV file's first line as written (the readers' aliases not applied); [] if unreadable."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(2)
-        with (gzip.open(path, "rb") if raw == b"\x1f\x8b" else open(path, "rb")) as f:
+        with open_by_content(path) as f:
             line = f.readline(1 << 20).decode("utf-8-sig")
         return [h.strip() for h in next(csv.reader(io.StringIO(line)), [])]
     except (OSError, EOFError, UnicodeDecodeError, csv.Error, zlib.error):

@@ -15,7 +15,6 @@ file is parsed whole (the json module), so memory grows with its size.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from perfmodel.errors import InputError, excerpt, one_line
 from perfmodel.readers import csvio
+from perfmodel.readers.opening import open_by_content
 from perfmodel.readers.records import Dispatch, Workload
 
 FORMAT = "rocprofv3 json"
@@ -32,16 +32,10 @@ _HEAD = re.compile(rb'\A\s*\{\s*"rocprofiler-sdk-tool"\s*:')
 GPU = (2, "GPU", "AGENT_TYPE_GPU")  # rocprofiler_agent_type_t: 1 CPU, 2 GPU (an enum name in some versions)
 
 
-def _open(path: Path):
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-
-
 def head(path: Path, n: int = 512) -> bytes:
     """The first ``n`` bytes of a file, decompressed when it is gzip; b"" when unreadable."""
     try:
-        with _open(path) as f:
+        with open_by_content(path) as f:
             return f.read(n)
     except (OSError, EOFError, zlib.error):
         return b""
@@ -62,7 +56,7 @@ def has_counter_records(path: str | Path) -> bool:
         return False
     tail = b""
     try:
-        with _open(path) as f:
+        with open_by_content(path) as f:
             while chunk := f.read(1 << 20):
                 if _COUNTED.search(tail + chunk):
                     return True
@@ -90,7 +84,7 @@ def load(path: Path) -> dict:
     """The tool record of a results file; one InputError line when it is not one."""
     where = str(path)
     try:
-        with _open(path) as f:
+        with open_by_content(path) as f:
             data = json.load(f)
     except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
         raise InputError(f"cannot read file ({one_line(str(e), 120)})", where=where) from None

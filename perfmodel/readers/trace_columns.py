@@ -26,6 +26,7 @@ import numpy as np
 
 from perfmodel.errors import InputError
 from perfmodel.readers import csvio
+from perfmodel.readers.opening import open_by_content
 
 # Columns that are the same for every dispatch of one launch configuration (canonical names);
 # a trace groups by their raw text.
@@ -93,9 +94,7 @@ class TraceColumns:
         self.rows_read = 0  # data rows handed out so far (the row path's ordinal n)
 
     def _open(self):
-        with open(self.path, "rb") as probe:
-            gz = probe.read(2) == b"\x1f\x8b"
-        return gzip.open(self.path, "rb") if gz else open(self.path, "rb")
+        return open_by_content(self.path)
 
     def chunks(self) -> Iterator[Chunk]:
         try:

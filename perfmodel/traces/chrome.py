@@ -22,6 +22,7 @@ from pathlib import Path
 
 from perfmodel.errors import InputError
 from perfmodel.frontend.opmap import OpRecord
+from perfmodel.readers.opening import open_by_content
 
 
 @dataclass
@@ -53,19 +54,13 @@ class ChromeTrace:
         return sum(k.dur_us for k in self.kernels)
 
 
-def _open(path: Path):
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rt", encoding="utf-8") if magic == b"\x1f\x8b" else open(path, encoding="utf-8")
-
-
 def is_chrome_trace(path: str | Path) -> bool:
     """True for a (gzipped) JSON file whose top-level object holds ``traceEvents``."""
     p = Path(path)
     if not p.is_file():
         return False
     try:
-        with _open(p) as f:
+        with open_by_content(p, text=True) as f:
             head = f.read(4096)
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error):
         return False
@@ -127,7 +122,7 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
     if not p.is_file():
         raise InputError("no such file", where=where)
     try:
-        with _open(p) as f:
+        with open_by_content(p, text=True) as f:
             data = json.load(f)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise InputError(f"cannot read file ({e})", where=where) from None
