@@ -13,11 +13,13 @@ from typing import Any
 from perfmodel import dtypes
 from perfmodel.arch import Arch
 from perfmodel.errors import InputError, one_line
-from perfmodel.models.registry import KernelModel, convert_param, get_model
+from perfmodel.models.registry import KernelModel, Param, convert_param, get_model
 from perfmodel.vocab import SCOPES
 
-# keys every family accepts; ``scope`` says what a predicted time covers (perfmodel.vocab.SCOPES)
-BASE_KEYS = ("id", "arch", "kernel", "dtype", "scope")
+# keys every family accepts; ``scope`` says what a predicted time covers (perfmodel.vocab.SCOPES);
+# ``warm`` whether the kernel reruns on the same inputs (a benchmark loop: caches hold what fits)
+BASE_KEYS = ("id", "arch", "kernel", "dtype", "scope", "warm")
+WARM = Param("warm", bool, False)
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Case:
     params: dict[str, Any]
     model: KernelModel
     scope: str = "kernel"  # what the time covers: kernel, events or host
+    warm: bool | None = None  # the case's own warm= key; None: the run's --warm
 
     @property
     def where(self) -> str:
@@ -131,6 +134,11 @@ def normalize(
     scope = "kernel" if scope in (None, "") else scope
     if not isinstance(scope, str) or scope not in SCOPES:
         raise InputError(f"got {scope!r}; expected one of {', '.join(SCOPES)}", where=where, key="scope")
+    warm = raw.get("warm")
+    if warm not in (None, ""):
+        warm = convert_param(WARM, warm, where)
+    else:
+        warm = None
     model.check_keys(raw, where, also=BASE_KEYS)
     params = {k: convert_param(model.params[k], v, where) for k, v in raw.items() if k not in BASE_KEYS}
     for name, p in model.params.items():
@@ -139,4 +147,4 @@ def normalize(
                 raise InputError(f"missing required parameter of {model.name} ({p.help or p.kind.__name__})", where=where, key=name)
             params[name] = p.default
     arch = arch if isinstance(arch, Arch) else str(arch)
-    return Case(index, None if cid is None else str(cid), arch, model.name, dtype, params, model, scope)
+    return Case(index, None if cid is None else str(cid), arch, model.name, dtype, params, model, scope, warm)

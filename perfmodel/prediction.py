@@ -22,10 +22,10 @@ from perfmodel.record import Prediction
 
 
 # --- evaluation ------------------------------------------------------------------------------
-def _group_key(c: Case) -> tuple:
+def _group_key(c: Case, warm: bool) -> tuple:
     cats = tuple((n, c.params[n]) for n in c.model.categorical)
     nones = tuple(n for n in c.model.numeric if c.params[n] is None)
-    return (c.arch, c.kernel, c.dtype, cats, nones, c.scope)
+    return (c.arch, c.kernel, c.dtype, cats, nones, c.scope, warm if c.warm is None else c.warm)
 
 
 def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str | None = None):
@@ -44,18 +44,19 @@ def evaluate(
     """One `Prediction` per validated case, in their order.
 
     ``first_principles=True``: see `estimate`. ``warm=True``: kernel inputs that fit a cache are
-    served from it (the steady state of a benchmark loop); the default is a cold single run.
+    served from it (the steady state of a benchmark loop); the default is a cold single run. A
+    case's own ``warm`` key wins.
     ``problems``: a list to collect one `InputError` per case that cannot be predicted (a dtype
     the GPU lacks, a shape the model refuses) instead of raising; those cases are left out.
     """
     groups: dict[tuple, list[Case]] = defaultdict(list)
     for c in cases:
-        groups[_group_key(c)].append(c)
+        groups[_group_key(c, warm)].append(c)
     out: list[Prediction | None] = [None] * len(cases)
     pos = {id(c): i for i, c in enumerate(cases)}
-    for (arch_key, _kernel, dtype, cats, nones, scope), members in groups.items():
+    for (arch_key, _kernel, dtype, cats, nones, scope, warm_g), members in groups.items():
         try:
-            preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm, scope)
+            preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm_g, scope)
         except InputError as e:
             if problems is None:
                 raise
@@ -86,7 +87,10 @@ def _evaluate_group(
         params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
     with warm_caches(warm):
         work = run_model(model, params, arch, dtype, where=first.where)
-    return batch_predictions(estimate(work, arch, first_principles=first_principles, scope=scope), members)
+    est = estimate(work, arch, first_principles=first_principles, scope=scope)
+    if warm and any(m.warm for m in members):  # a case's own warm= key: say it in its row
+        est.notes.append("warm: inputs that fit a cache are served from it (a repeated kernel)")
+    return batch_predictions(est, members)
 
 
 def _list(x, n: int) -> list:

@@ -192,3 +192,39 @@ def test_quantized_gemm_scaling_and_output_type():
     assert "valu:fp32" not in mx355.flops_by and mx300.flops_by["valu:fp32"] == 2 * m * n * (k / 32)
     (f32,) = perfmodel.predict("gemm", "mi300x", dtype="fp8", m=m, n=n, k=k, out_dtype="fp32")
     assert f32.bytes_write["hbm"] == m * n * 4 and plain.bytes_write["hbm"] == m * n * 2
+
+
+def test_weight_only_gemm_reads_packed_weights_and_dequantizes_per_tile_row():
+    """W4A16 (weight_dtype=int4): B is read at 0.5 B per weight plus one 2 B scale per group of
+    128, each tile row dequantizes B on the VALU (4 FLOP-equivalents and 5/8 bit ops per weight),
+    and the dequantization joins the MFMA chain. A decode GEMM gets ~4x fewer device bytes."""
+    import perfmodel
+
+    n, k = 8192, 8192
+    (w16,) = perfmodel.predict("gemm", "mi300x", dtype="fp16", m=16, n=n, k=k)
+    (w4,) = perfmodel.predict("gemm", "mi300x", dtype="fp16", m=16, n=n, k=k, weight_dtype="int4")
+    weights4 = n * k * 0.5 + n * (k / 128) * 2
+    assert w4.bytes_read["hbm"] >= weights4 and w4.bytes_read["hbm"] < 1.05 * weights4 + 16 * k * 2
+    assert w16.bytes_read["hbm"] >= n * k * 2
+    assert w4.time_s < 0.5 * w16.time_s  # memory-bound decode: the packed weights are the traffic
+    tiles_m = 1  # m=16 fits one tile row
+    assert w4.flops_by["valu:fp16"] == 4.0 * tiles_m * n * k
+    assert w4.flops_by["mfma:fp16"] == 2.0 * 16 * n * k
+    (big,) = perfmodel.predict("gemm", "mi300x", dtype="fp16", m=4096, n=n, k=k, weight_dtype="int4")
+    (big16,) = perfmodel.predict("gemm", "mi300x", dtype="fp16", m=4096, n=n, k=k)
+    assert big.time_s > big16.time_s  # compute-bound: the dequantization is extra work in the chain
+    (w8,) = perfmodel.predict("gemm", "mi300x", dtype="fp16", m=16, n=n, k=k, weight_dtype="int8", group_size=0)
+    assert w8.flops_by["valu:fp16"] == 2.0 * n * k + 2.0 * 16 * n  # convert; per-column scale in the epilogue
+    assert n * k <= w8.bytes_read["hbm"] < 1.05 * n * k + 16 * k * 2
+    (same,) = perfmodel.predict("gemm", "mi300x", dtype="fp16", m=16, n=n, k=k, weight_dtype="auto")
+    assert same.time_s == w16.time_s
+
+
+def test_weight_only_moe_matches_its_expert_gemms():
+    import perfmodel
+
+    kw = dict(tokens=16, experts=8, topk=2, hidden=4096, inter=14336)
+    (plain,) = perfmodel.predict("moe", "mi300x", dtype="fp16", **kw)
+    (w4,) = perfmodel.predict("moe", "mi300x", dtype="fp16", weight_dtype="int4", **kw)
+    assert w4.bytes_read["hbm"] < 0.35 * plain.bytes_read["hbm"] and w4.time_s < plain.time_s
+    assert w4.flops_by["valu:fp16"] > 0

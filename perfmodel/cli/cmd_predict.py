@@ -184,6 +184,8 @@ def _what_was_run(kernel, cases_file, suite, preds, warm) -> str:
         if preds:
             src = f"{kernel} {preds[0].dtype} " + " ".join(f"{k}={v}" for k, v in preds[0].shape.items())
     run = "warm (inputs served from cache)" if warm else "cold single run"
+    if any(p.notes and "warm: inputs" in p.notes for p in preds) and not warm:
+        run += " (warm where a case says warm=true)"
     return f"perfmodel predict: {src} on {', '.join(archs)}; {run}"
 
 

@@ -1,6 +1,7 @@
 """GEMM (and GEMV at m=1): C[m,n] = A[m,k] B[k,n], ``batch`` independent problems.
 
-FLOPs: 2*m*n*k*batch on the matrix pipe. Bytes: the tile traffic model of `gemm_tiling.gemm_work`
+FLOPs: 2*m*n*k*batch on the matrix pipe (plus, for weight-only quantization ``weight_dtype``,
+the dequantization of B on the VALU). Bytes: the tile traffic model of `gemm_tiling.gemm_work`
 (operand panels re-read per tile from L2, per XCD from the MALL, compulsory from memory when
 the re-read working set fits). See docs/models-tiled.md.
 """
@@ -26,12 +27,15 @@ from perfmodel.work import Work
         ),
         Param("out_dtype", str, "auto", choices=("auto", *gemm_tiling.OUT_DTYPES), help="type of C (auto: bf16 for fp8/fp6/fp4, int32 for int8, else the input type)"),
         Param("scaling", str, "none", choices=("none", "tensor", "block", "mx"), help="quantization scales: per tensor, DeepSeek-style 1x128/128x128 blocks, or MX (1x32, E8M0)"),
+        *gemm_tiling.WEIGHT_ONLY_PARAMS,
     ],
     doc="Dense GEMM C = A B (m=1 is a GEMV): tile-aware traffic, wave quantization, XCD re-reads",
     default_dtype="bf16",
 )
 def gemm(p: dict, arch, dtype: str) -> Work:
-    work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["batch"], out_dtype=p.get("out_dtype", "auto"))
+    work, launch = gemm_tiling.gemm_work(
+        arch, dtype, p["m"], p["n"], p["k"], p["batch"], out_dtype=p.get("out_dtype", "auto"), **gemm_tiling.weight_only_args(p)
+    )
     pipe = next(iter(work.flops)).split(":")[0]
     gemm_tiling.add_scaling(work, arch, pipe, *(np.asarray(p[x], dtype=float) for x in ("m", "n", "k", "batch")), p.get("scaling", "none"))
     layout = p.get("layout", "tn")

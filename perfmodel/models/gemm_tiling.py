@@ -9,6 +9,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import traffic
+from perfmodel.models.registry import Param
 from perfmodel.models.tiles import (
     PARTIAL_BYTES,
     Rates,
@@ -27,23 +28,37 @@ from perfmodel.models.tiles import (
 from perfmodel.work import Launch, Work
 
 
-def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique):
+def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, rb=1.0):
     """Tile traffic of one GEMM configuration (tile and split may be scalars or arrays):
-    (panel traffic, LDS reads, LDS writes, split-K partial bytes)."""
+    (panel traffic, LDS reads, LDS writes, split-K partial bytes). ``rb``: bytes of B per K
+    element relative to A's (below 1 for weights stored packed, `weight_only`)."""
     ks = k / split  # K depth one split walks (bytes move for the real K; padding costs only MFMA time)
     a_uni = None if a_unique is None else a_unique / split
-    t = panel_traffic(arch, m, n, tm, tn, ks * elem, ks * elem, batch * split, a_unique=a_uni)
+    t = panel_traffic(arch, m, n, tm, tn, ks * elem, ks * elem * rb, batch * split, a_unique=a_uni)
     wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)
-    lds_w = t["grid"] * (tm + tn) * ks * elem  # each K step stored once
+    lds_w = t["grid"] * (tm + tn * rb) * ks * elem  # each K step stored once
     # each wave reads its rows and columns (once per warpgroup where waves share operands)
     share = np.maximum(wr * wc / operand_readers(arch, wr * wc), 1.0)
-    lds_r = t["grid"] * (wc * tm + wr * tn) * ks * elem / share
+    lds_r = t["grid"] * (wc * tm + wr * tn * rb) * ks * elem / share
     partial = np.where(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
     return t, lds_r, lds_w, partial
 
 
 def _choice_cost(
-    r: Rates, m, n, k, batch, tile: Tile, tk: int, split, elem: float, base_mem, out_l2, wave_size: int, ks=None
+    r: Rates,
+    m,
+    n,
+    k,
+    batch,
+    tile: Tile,
+    tk: int,
+    split,
+    elem: float,
+    base_mem,
+    out_l2,
+    wave_size: int,
+    ks=None,
+    rb: float = 1.0,
 ):
     """Local time used only to rank configurations (the estimator times the final Work).
 
@@ -62,18 +77,18 @@ def _choice_cost(
     wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
     per_cu = max(
         2.0 * tile.m * tile.n * r.cus / r.flops,
-        (tile.m + tile.n) * elem * r.cus / r.bw.get("l1", np.inf),
-        float(wc * tile.m + wr * tile.n) * elem * r.cus / r.bw.get("lds", np.inf),
+        (tile.m + tile.n * rb) * elem * r.cus / r.bw.get("l1", np.inf),
+        float(wc * tile.m + wr * tile.n * rb) * elem * r.cus / r.bw.get("lds", np.inf),
     )
     cost = np.ceil(grid * (1.0 / r.cus)) * ks * per_cu
-    l2 = (tiles_n * m + tiles_m * n) * bs * ks * (elem / r.bw.get("l2", np.inf)) + out_l2
+    l2 = (tiles_n * m + tiles_m * n * rb) * bs * ks * (elem / r.bw.get("l2", np.inf)) + out_l2
     if np.ndim(split):
         l2 += bs * m * n * (2.0 * PARTIAL_BYTES / r.bw.get("l2", np.inf))
     cost += np.maximum(l2, base_mem)
     return cost
 
 
-def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out):
+def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: float = 1.0):
     """The configuration a library would pick per shape: every legal tile timed at split 1 and,
     where its grid underfills the CUs, at the split-K that fills them; the fastest kept.
     Returns (tile_m, tile_n, tile_k, lanes, split) arrays."""
@@ -82,13 +97,13 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out):
     best = np.full(shape, np.inf)
     idx = np.zeros(shape, dtype=np.int64)
     split = np.ones(shape)
-    base_mem = (batch * (m + n) * k * elem + out) / r.bw[r.mem]
+    base_mem = (batch * (m + n * rb) * k * elem + out) / r.bw[r.mem]
     out_l2 = out / r.bw.get("l2", np.inf)  # C written through L2, the same for every tile
     ks_of: dict[int, np.ndarray] = {}  # K steps at split 1, per K tile (shared by the tiles of one tk)
     for i, (tile, tk) in enumerate(cands):
         if tk not in ks_of:
             ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
-        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk])
+        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb)
         better = c < best
         np.copyto(best, c, where=better)
         np.copyto(idx, i, where=better)
@@ -99,7 +114,7 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out):
             continue
         sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
         s = fill_split(arch.cus, grid1[sel], sk, tk)
-        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size)
+        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb)
         better = c < best[sel]
         best[sel] = np.where(better, c, best[sel])
         idx[sel] = np.where(better, i, idx[sel])
@@ -150,6 +165,60 @@ def add_scaling(work: Work, arch, pipe: str, m, n, k, batch, scaling: str) -> No
     )
 
 
+# Weight-only quantization (``weight_dtype``): B is stored in a narrower type than the
+# activations and each workgroup dequantizes the B tile it loads, in the main loop, before the
+# matrix instructions read it (AWQ/GPTQ/Marlin W4A16 and W8A16 kernels). Per weight element:
+# (integer bit operations, VALU FLOP-equivalents in the activations' packed type). The fast
+# conversions of FasterTransformer/CUTLASS (`FastInterleavedAndBiasedNumericArrayConverter`,
+# reused by AWQ and vLLM's Marlin `dequant.h`) turn 8 int4 into 8 fp16 with 4 lop3 + 1 shift
+# and 2 sub + 2 fma on half2, and 4 uint8 into 4 fp16 with 2 byte-permutes and 2 sub on half2;
+# FP4/FP8 -> FP16 is the same bit-op-then-one-flop pattern (Marlin dequant.h). The group scale
+# is one more half2 multiply (or FMA with the zero point) per two elements. A packed half2
+# instruction counts 4 FLOPs (the packed FMA the VALU rate is quoted in), so convert + scale is
+# one packed instruction per element: 4 FLOP-equivalents.
+WEIGHT_DTYPES = ("int8", "int4", "fp8", "fp4")
+DEQUANT_INT_OPS = {"int4": 5.0 / 8.0, "fp4": 5.0 / 8.0, "int8": 2.0 / 4.0, "fp8": 2.0 / 4.0}
+DEQUANT_FLOPS = 2.0  # per element and per fp op (convert, then scale): half a packed instruction
+SCALE_BYTES = 2.0  # one fp16/bf16 scale per group of K elements of each column of B
+
+
+WEIGHT_ONLY_PARAMS = (
+    Param("weight_dtype", str, "auto", choices=("auto", *WEIGHT_DTYPES), help="type B (the weights) is stored in, dequantized to dtype in the main loop: int4 = W4A16 (AWQ/GPTQ/Marlin), int8 = W8A16; auto: dtype"),
+    Param("group_size", int, 128, minimum=0, help="K elements per weight scale (weight_dtype); 0: one scale per output column"),
+)
+
+
+def weight_only_args(p: dict) -> dict:
+    """The weight-only keys of a case, as `gemm_work` takes them."""
+    return {"weight_dtype": p.get("weight_dtype", "auto"), "group_size": p.get("group_size", 128.0)}
+
+
+def weight_bytes_per_k(weight_dtype: str, group_size, k):
+    """Bytes of B per K element of one column: the packed weight plus its share of the group
+    scales (``group_size`` 0: one scale per column, applied once in the epilogue)."""
+    g = np.asarray(group_size, dtype=float)
+    per = np.where(g > 0, g, np.asarray(k, dtype=float))
+    return dtypes.size(weight_dtype) + SCALE_BYTES / per
+
+
+def add_weight_only(work: Work, arch, dtype: str, pipe: str, pdt: str, m, n, k, batch, tm, weight_dtype, group_size):
+    """The main-loop dequantization of a weight-only GEMM: each of the ceil(m / tile_m) tile rows
+    converts the whole of B (its workgroups do not share registers), on the VALU, between the
+    load and the matrix instruction: a dependent chain in each wave, like block scaling."""
+    elems = np.ceil(m / tm) * n * k * batch
+    g = np.asarray(group_size, dtype=float)
+    vd = dtypes.valu_dtype(arch, dtype)
+    # grouped scales multiply every element; per-column scales are applied to C in the epilogue
+    fp = np.where(g > 0, 2.0 * DEQUANT_FLOPS * elems, DEQUANT_FLOPS * elems + 2.0 * m * n * batch)
+    work.add_flops("valu", vd, fp)
+    work.add_iops("valu", "int32", DEQUANT_INT_OPS[weight_dtype] * elems)
+    work.dependent.update({f"{pipe}:{pdt}", f"valu:{vd}", "valu:int"})
+    work.notes.append(
+        f"weight-only {weight_dtype}: B read packed with {dtypes.size(weight_dtype):g} B per weight"
+        f" plus a {SCALE_BYTES:g} B scale per group, dequantized to {dtype} on the VALU in the main loop"
+    )
+
+
 def gemm_work(
     arch,
     dtype: str,
@@ -161,6 +230,8 @@ def gemm_work(
     a_unique=None,
     out_scale=1.0,
     out_dtype: str = "auto",
+    weight_dtype: str = "auto",
+    group_size=128.0,
     work: Work | None = None,
 ):
     """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
@@ -168,6 +239,8 @@ def gemm_work(
     ``a_unique``: distinct bytes of A per problem where fewer than m*k elements (conv2d).
     ``out_scale``: share of C the epilogue writes (0.5 for MoE's fused up+gate -> SiLU*up).
     ``out_dtype``: the type of C when it is not the usual one for ``dtype`` (see `out_size`).
+    ``weight_dtype``, ``group_size``: B stored narrower than ``dtype`` and dequantized in the
+    main loop (W4A16, W8A16; see `add_weight_only`).
     Returns (work, launch).
     """
     work = work if work is not None else Work()
@@ -179,9 +252,14 @@ def gemm_work(
     pipe, pdt = matrix_pipe(arch, dtype, work.notes)
     r = Rates.of(arch, pipe, pdt)
     out = batch * m * n * out_elem * out_scale
-    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out)
-    t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique)
+    weight_only = weight_dtype not in ("auto", dtype)
+    rb_choice = dtypes.size(weight_dtype) / elem if weight_only else 1.0
+    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice)
+    rb = weight_bytes_per_k(weight_dtype, group_size, k) / elem if weight_only else 1.0
+    t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, rb)
     work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)
+    if weight_only:
+        add_weight_only(work, arch, dtype, pipe, pdt, m, n, k, batch, tm, weight_dtype, group_size)
     add_operand_reads(work, arch, t)
     traffic.add_stream(work, arch, write=out)
     if np.any(split > 1):

@@ -11,7 +11,9 @@
 
 ``out_dtype`` is the type of what the expert GEMMs write (the activation and the expert
 outputs, which the combine reads back); ``scaling`` adds the quantization scales of both expert
-GEMMs exactly as for `gemm` (`gemm_tiling.add_scaling`).
+GEMMs exactly as for `gemm` (`gemm_tiling.add_scaling`); ``weight_dtype``/``group_size`` store the
+expert weights packed and dequantize them in the main loop, as for `gemm` (the router stays in
+the input dtype).
 
 Routing is assumed uniform and independent: each token picks topk of the experts, so the
 expected number of experts touched is E_t = experts * (1 - (1 - topk/experts)^tokens), each
@@ -45,6 +47,7 @@ def touched_experts(tokens, experts, topk):
         Param("activation", str, "silu", choices=activations.GEMM_ACTIVATIONS, help="activation of the experts (gelu: erf form; gelu_tanh: tanh approximation)"),
         Param("out_dtype", str, "auto", choices=("auto", *gemm_tiling.OUT_DTYPES), help="type the expert GEMMs write (auto: bf16 for fp8/fp6/fp4, int32 for int8, else the input type)"),
         Param("scaling", str, "none", choices=("none", "tensor", "block", "mx"), help="quantization scales of the expert GEMMs, as for gemm"),
+        *gemm_tiling.WEIGHT_ONLY_PARAMS,
     ],
     doc="MoE layer: router GEMM, experts (grouped up[+gate] GEMM with fused activation, down GEMM), combine",
     default_dtype="bf16",
@@ -66,14 +69,15 @@ def moe(p: dict, arch, dtype: str) -> Work:
     work.add_flops("sfu", "fp32", t * e)
     work.add_flops("valu", "fp32", 4.0 * t * e)
     n_up = (2.0 if gated else 1.0) * it
+    wo = gemm_tiling.weight_only_args(p)
     _, l_up = gemm_tiling.gemm_work(
-        arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, work=work
+        arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, work=work, **wo
     )
     valu, sfu = activations.cost(act, gated=gated)
     if sfu:
         work.add_flops("sfu", "fp32", sfu * rows * it)
     work.add_flops("valu", "fp32", valu * rows * it)
-    _, l_down = gemm_tiling.gemm_work(arch, dtype, m_e, hd, it, et, out_dtype=out_dtype, work=work)
+    _, l_down = gemm_tiling.gemm_work(arch, dtype, m_e, hd, it, et, out_dtype=out_dtype, work=work, **wo)
     pipe = next(iter(work.flops)).split(":")[0]
     for n_, k_ in ((n_up, hd), (hd, it)):
         gemm_tiling.add_scaling(work, arch, pipe, m_e, n_, k_, et, scaling)
