@@ -108,6 +108,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_n=bi,
         tile_k=d,
         serial_latencies=np.where(split > 1, 3.0, 2.0),  # Q/K/V prologue, O store (+ split-KV reduction)
+        useful_fraction=_useful_fraction(x, bo, bi, split),
     )
     if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
@@ -203,6 +204,43 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
     bo, bi, lanes = (table[idx, j] for j in range(3))
     split = np.choose(idx, splits) if len(splits) > 1 else splits[0]
     return bo, bi, lanes, split
+
+
+def _executed_scores(x: _Problem, bq, bk, split):
+    """Score elements the matrix pipe computes: whole bq x bk blocks (FlashAttention-2, Dao 2023,
+    sec. 3.1.1: blocks entirely above the causal diagonal are skipped, the blocks it crosses are
+    computed whole and masked; the partial blocks at the sequence ends are padded). The set of
+    (query block, key block) pairs is the same whichever loop runs outside, so fwd (query
+    blocks outside) and bwd (key blocks outside) count alike.
+
+    Per head, non-causal: ceil(Sq/bq) bq x ceil(Skv/(split bk)) bk split. Causal (bottom-right,
+    Sq <= Skv): query block j (1-based) needs keys up to off + min(j bq, Sq), off = Skv - Sq,
+    rounded up to bk: the sum over the nq = ceil(Sq/bq) blocks, with the round-up taken as its
+    mean over the residues (1 - min(bq, bk)/bk)/2 per block. GQA rows of several heads share
+    one block only where Sq < bq (decode): there the packed rows g Sq are padded instead.
+    """
+    g = x.h / x.hk
+    sq, skv = x.sq, x.skv
+    keys = np.ceil(skv / (split * bk)) * bk * split
+    per_head = np.ceil(sq / bq) * bq * keys
+    packed = np.ceil(g * sq / bq) * bq * keys / g  # decode: the g heads' rows share blocks
+    full = np.where(sq < bq, packed, per_head)
+    if np.all(x.frac >= 1.0):
+        return x.b * x.h * full
+    nq = np.ceil(sq / bq)
+    off = skv - sq
+    blocks = (off * nq + bq * nq * (nq + 1.0) / 2.0 - (nq * bq - sq)) / bk + nq * (1.0 - np.minimum(bq, bk) / bk) / 2.0
+    causal = np.where((sq < bq) | (sq > skv), full * x.frac, blocks * bk * bq)
+    return x.b * x.h * np.where(x.frac < 1.0, causal, full)
+
+
+def _useful_fraction(x: _Problem, bo, bi, split):
+    """Share of the matrix pipe's work that produces scores (the rest is padding and masked
+    diagonal blocks); at most 1."""
+    bq, bk = (bo, bi) if x.phase == "fwd" else (bi, bo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = x.n / _executed_scores(x, bq, bk, split)
+    return np.clip(np.nan_to_num(f, nan=1.0), 0.0, 1.0)
 
 
 def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
