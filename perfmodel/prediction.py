@@ -98,6 +98,14 @@ def _list(x, n: int) -> list:
     return np.broadcast_to(np.asarray(x), (n,)).tolist()
 
 
+def _dicts(col: dict[str, list], n: int) -> list[dict]:
+    """{key: [v0, v1, ...]} -> [{key: v0}, {key: v1}, ...] (same key order in every dict)."""
+    if not col:
+        return [{} for _ in range(n)]
+    keys = list(col)
+    return [dict(zip(keys, vals, strict=True)) for vals in zip(*col.values(), strict=True)]
+
+
 def _tiles(est: Estimate, n: int) -> list[str | None]:
     L = est.work.launch
     if L is None or not np.any(np.asarray(L.tile_m) > 0):
@@ -130,6 +138,7 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
         "iops": {k: _list(v, n) for k, v in work.iops.items()},
         "terms": {k: _list(v, n) for k, v in est.terms.items()},
     }
+    per_case = {name: _dicts(col, n) for name, col in cols.items()}  # one dict per case, built by zip
     time_s, bound = _list(est.time_s, n), _list(est.bound, n)
     rtime, rbound = _list(est.roofline_time_s, n), _list(est.roofline_bound, n)
     grid, wgs = _list(est.occupancy["grid"], n), _list(est.occupancy["wgs_per_cu"], n)
@@ -151,12 +160,12 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
                 shape={k: int(v) if v.__class__ is float and v.is_integer() else v for k, v in c.params.items() if v is not None},
                 time_s=time_s[i],
                 bound=bound[i],
-                flops_by={k: v[i] for k, v in cols["flops"].items()},
-                iops_by={k: v[i] for k, v in cols["iops"].items()},
-                bytes_read={k: v[i] for k, v in cols["read"].items()},
-                bytes_write={k: v[i] for k, v in cols["write"].items()},
-                bytes={k: v[i] for k, v in cols["bytes"].items()},
-                terms_s={k: v[i] for k, v in cols["terms"].items()},
+                flops_by=per_case["flops"][i],
+                iops_by=per_case["iops"][i],
+                bytes_read=per_case["read"][i],
+                bytes_write=per_case["write"][i],
+                bytes=per_case["bytes"][i],
+                terms_s=per_case["terms"][i],
                 roofline_time_s=rtime[i],
                 roofline_bound=rbound[i],
                 memory_level=mem,

@@ -13,6 +13,11 @@ import pkgutil
 _loaded = False
 
 
+def models_loaded() -> bool:
+    """Whether every family has registered (`load_all_models` ran)."""
+    return _loaded
+
+
 def load_all_models() -> None:
     """Import every module of this package once (each registers its families)."""
     global _loaded
