@@ -228,3 +228,18 @@ def test_weight_only_moe_matches_its_expert_gemms():
     (w4,) = perfmodel.predict("moe", "mi300x", dtype="fp16", weight_dtype="int4", **kw)
     assert w4.bytes_read["hbm"] < 0.35 * plain.bytes_read["hbm"] and w4.time_s < plain.time_s
     assert w4.flops_by["valu:fp16"] > 0
+
+
+def test_weight_only_group_size_conventions():
+    """group_size -1 (GPTQ's spelling) is per-column like 0; a group longer than K is one scale
+    per column; below -1 is refused."""
+    import perfmodel
+
+    kw = dict(dtype="fp16", m=16, n=4096, k=4096, weight_dtype="int4")
+    (zero,) = perfmodel.predict("gemm", "mi300x", group_size=0, **kw)
+    (minus,) = perfmodel.predict("gemm", "mi300x", group_size=-1, **kw)
+    (huge,) = perfmodel.predict("gemm", "mi300x", group_size=1 << 20, **kw)
+    assert minus.time_s == zero.time_s and minus.bytes == zero.bytes
+    assert huge.bytes_read["hbm"] == pytest.approx(zero.bytes_read["hbm"])
+    with pytest.raises(InputError, match="group_size"):
+        perfmodel.predict("gemm", "mi300x", group_size=-2, **kw)

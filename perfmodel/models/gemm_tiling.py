@@ -184,7 +184,7 @@ SCALE_BYTES = 2.0  # one fp16/bf16 scale per group of K elements of each column 
 
 WEIGHT_ONLY_PARAMS = (
     Param("weight_dtype", str, "auto", choices=("auto", *WEIGHT_DTYPES), help="type B (the weights) is stored in, dequantized to dtype in the main loop: int4 = W4A16 (AWQ/GPTQ/Marlin), int8 = W8A16; auto: dtype"),
-    Param("group_size", int, 128, minimum=0, help="K elements per weight scale (weight_dtype); 0: one scale per output column"),
+    Param("group_size", int, 128, minimum=-1, help="K elements per weight scale (weight_dtype); 0 or -1 (GPTQ's spelling): one scale per output column"),
 )
 
 
@@ -195,9 +195,9 @@ def weight_only_args(p: dict) -> dict:
 
 def weight_bytes_per_k(weight_dtype: str, group_size, k):
     """Bytes of B per K element of one column: the packed weight plus its share of the group
-    scales (``group_size`` 0: one scale per column, applied once in the epilogue)."""
-    g = np.asarray(group_size, dtype=float)
-    per = np.where(g > 0, g, np.asarray(k, dtype=float))
+    scales (``group_size`` 0 or -1: one scale per column, applied once in the epilogue)."""
+    g, k = np.asarray(group_size, dtype=float), np.asarray(k, dtype=float)
+    per = np.where(g > 0, np.minimum(g, k), k)  # at least one scale per column
     return dtypes.size(weight_dtype) + SCALE_BYTES / per
 
 
