@@ -243,3 +243,21 @@ def test_weight_only_group_size_conventions():
     assert huge.bytes_read["hbm"] == pytest.approx(zero.bytes_read["hbm"])
     with pytest.raises(InputError, match="group_size"):
         perfmodel.predict("gemm", "mi300x", group_size=-2, **kw)
+
+
+def test_split_k_ranking_charges_partials_where_the_estimate_does():
+    """fp32 split-K partials that do not fit L2 go to the MALL or memory in the estimate; the tile
+    ranking charges them there too. MI355X 2048^3 bf16: split-K by 4 over 256x256 tiles writes
+    64 MiB of partials (L2 holds 32 MiB), so the ranking keeps 128x128 tiles without split-K."""
+    import perfmodel
+    from perfmodel.models import gemm_tiling
+    from perfmodel.models.tiles import Rates, matrix_pipe
+
+    arch = load_arch("mi355x")
+    m = np.array([2048.0])
+    r = Rates.of(arch, *matrix_pipe(arch, "bf16", []))
+    tm, tn, tk, lanes, split = gemm_tiling._choose(arch, r, m, m, m, np.ones(1), 2.0, 4.0, m * m * 2.0)
+    partial = split * m * m * 4.0
+    assert split[0] == 1.0 or partial[0] <= arch.capacity("l2")
+    (p,) = perfmodel.predict("gemm", "mi355x", m=2048, n=2048, k=2048)
+    assert p.bytes["mall"] < 4 * 3 * 2048 * 2048 * 2  # no 128 MiB of partial traffic through the MALL

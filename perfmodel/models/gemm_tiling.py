@@ -66,7 +66,9 @@ def _choice_cost(
     CU's slowest path: MFMA, L1 or LDS) plus the slowest device-wide memory path: L2 (tile
     requests, C, split partials) or device memory (``base_mem``: compulsory time). Summed, not
     overlapped: real tiles do not hide all their traffic, and the sum prefers the tile that
-    moves less when two tiles quantize to the same compute time.
+    moves less when two tiles quantize to the same compute time. Split-K partial sums are
+    charged where the estimator books them: L2, and the MALL or device memory when they do not
+    fit L2.
     """
     tiles_m = np.ceil(m * (1.0 / tile.m))
     tiles_n = np.ceil(n * (1.0 / tile.n))
@@ -83,7 +85,17 @@ def _choice_cost(
     cost = np.ceil(grid * (1.0 / r.cus)) * ks * per_cu
     l2 = (tiles_n * m + tiles_m * n * rb) * bs * ks * (elem / r.bw.get("l2", np.inf)) + out_l2
     if np.ndim(split):
-        l2 += bs * m * n * (2.0 * PARTIAL_BYTES / r.bw.get("l2", np.inf))
+        part = bs * m * n * PARTIAL_BYTES  # written once, read back once by the reduction
+        l2 += part * (2.0 / r.bw.get("l2", np.inf))
+        # beyond L2 where they do not fit it, as the estimator books them (`traffic.add_stream`,
+        # within the kernel: the first cache that holds them)
+        beyond, t_mall = part > r.caps.get("l2", np.inf), 0.0
+        if "mall" in r.caps:
+            t_mall = np.where(beyond, part * (2.0 / r.bw["mall"]), 0.0)
+            beyond = beyond & (part > r.caps["mall"])
+        base_mem = base_mem + np.where(beyond, part * (2.0 / r.bw[r.mem]), 0.0)
+        cost += np.maximum(np.maximum(l2, base_mem), t_mall)
+        return cost
     cost += np.maximum(l2, base_mem)
     return cost
 

@@ -277,11 +277,13 @@ class Rates:
     cus: float
     bw: dict  # level -> device bytes/s (theoretical, peak clock)
     mem: str  # the device-memory level
+    caps: dict  # cache level -> device-wide bytes it holds (`traffic.serving_capacities`)
 
     @classmethod
     def of(cls, arch, pipe: str, dtype: str) -> Rates:
         bw = {lv: arch.bandwidth(lv) for lv in arch.levels}
-        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level)
+        caps = traffic.serving_capacities(arch)
+        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level, caps)
 
 
 def combine_launch(launches: list[Launch]) -> Launch:
