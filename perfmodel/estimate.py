@@ -123,17 +123,25 @@ def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
 def _quantization(grid: np.ndarray, cus: int, work: Work) -> np.ndarray:
     """Fraction of CU time doing work: (grid / CUs) / ceil(grid / CUs).
 
-    Tiled kernels (GEMM, attention) with at least half a wave of tiles are exempt: libraries for
-    these parts spread the K loop of the last (or only) wave over idle CUs with stream-K
-    (Tensile/hipBLASLt, CK), and the measured GEMM rates in the specs already include what is
-    left of the tail. Below half a wave the kernel models choose split-K themselves, and what
-    remains under-filled keeps the penalty.
+    Tiled GEMMs with at least half a wave of tiles are exempt: libraries for these parts spread
+    the K loop of the last (or only) wave over idle CUs with stream-K (Tensile/hipBLASLt, CK),
+    and the measured GEMM rates in the specs already include what is left of the tail. Below
+    half a wave the kernel models choose split-K themselves, and what remains under-filled keeps
+    the penalty. Attention (`Launch.stream_k` False) runs one tile per workgroup (FlashAttention-2
+    sec. 3.2: parallel over batch, heads and query blocks) and always keeps it. Unequal tiles
+    (`Launch.tile_imbalance`) cap it further: an under-filled grid lasts its heaviest tile.
     """
     q = (grid / cus) / np.ceil(grid / cus)
     L = work.launch
     if L is not None:
         tiled = np.asarray(L.tile_m) > 0
-        q = np.where(tiled & (grid >= cus / 2), 1.0, q)
+        if L.stream_k:
+            q = np.where(tiled & (grid >= cus / 2), 1.0, q)
+        # unequal tiles: the kernel lasts at least as long as its heaviest tile, which takes
+        # imbalance x the mean tile's share of one CU (grid / cus of it per CU at q = 1)
+        h = np.asarray(L.tile_imbalance, dtype=float)
+        if np.any(h > 1.0):
+            q = np.minimum(q, grid / (cus * np.maximum(h, 1.0)))
     return q
 
 

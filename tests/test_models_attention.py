@@ -134,3 +134,52 @@ def test_matrix_pipe_runs_whole_blocks(sq, skv, causal):
     assert useful == pytest.approx(scores / _blocks_by_enumeration(sq, skv, bq, bk, causal), rel=1e-9)
     if causal and sq == 1024:
         assert useful < 0.95  # 8 query blocks: the diagonal blocks are a visible share
+
+
+def test_causal_underfilled_grid_lasts_its_heaviest_tile():
+    """B1 H32/8 S1024 on MI300X: 256 query-block tiles on 304 CUs, one round. Causal halves the
+    FLOPs but the last query block still sees every key, so the kernel takes about as long as
+    the non-causal one (AITER's README: 65.8 us causal vs 50.8 us non-causal on this shape)."""
+    from perfmodel import predict
+
+    kw = dict(batch=1, heads=32, kv_heads=8, seq_q=1024, head_dim=128)
+    (nc,) = predict("attention", "mi300x", causal=False, **kw)
+    (c,) = predict("attention", "mi300x", causal=True, **kw)
+    assert c.flops_by["mfma:bf16"] < 0.55 * nc.flops_by["mfma:bf16"]
+    assert c.time_s > 0.9 * nc.time_s
+    # many rounds of tiles: the imbalance averages out and causal is about half again
+    (nc8,) = predict("attention", "mi300x", causal=False, **dict(kw, batch=16, seq_q=8192))
+    (c8,) = predict("attention", "mi300x", causal=True, **dict(kw, batch=16, seq_q=8192))
+    assert c8.time_s < 0.6 * nc8.time_s
+
+
+def test_attention_tail_is_not_balanced_by_stream_k():
+    """A GEMM grid of >= half a wave is balanced by stream-K; attention's is not: 256 tiles on
+    304 CUs run at 256/304 of the device."""
+    w = attn(batch=1, heads=32, kv_heads=8, seq_q=1024, head_dim=128)
+    from perfmodel.estimate import occupancy
+
+    occ = occupancy(A, w, (1,))
+    assert float(occ["grid"][0]) == 256 and float(occ["quantization"][0]) == pytest.approx(256 / 304)
+
+
+def test_gqa_backward_runs_per_query_head_and_sums_dk_dv():
+    """FA2/CK backward under GQA: one problem per query head (grid over b*h), K/V read once per
+    KV head from memory, dK/dV written expanded then summed over the group (one more kernel)."""
+    mha = attn(phase="bwd", batch=2, heads=8, seq_q=2048, head_dim=128)
+    gqa = attn(phase="bwd", batch=2, heads=8, kv_heads=2, seq_q=2048, head_dim=128)
+    assert f(gqa, "mfma:bf16") == f(mha, "mfma:bf16")
+    assert float(np.asarray(gqa.launch.grid).ravel()[0]) == float(np.asarray(mha.launch.grid).ravel()[0])
+    assert float(np.asarray(gqa.launch.kernels).ravel()[0]) == 4.0 == float(np.asarray(mha.launch.kernels).ravel()[0]) + 1
+    kv_mha = 2 * 2 * 8 * 2048 * 128 * 2
+    hbm_g, hbm_m = float(gqa.bytes["hbm"][0]), float(mha.bytes["hbm"][0])
+    # GQA reads 4x less K/V, but writes dK/dV expanded (as big as MHA's) and reads them back once
+    assert hbm_g > hbm_m - 0.75 * kv_mha
+
+
+def test_backward_key_blocks_are_ranked_with_the_dq_traffic():
+    """The dQ accumulators cost L2 traffic once per key block: the ranking sees it, so a small
+    backward grid keeps 128-key blocks instead of splitting into 32-key blocks whose dQ re-reads
+    make the kernel L2-latency-bound."""
+    w = attn(phase="bwd", batch=1, heads=32, kv_heads=8, seq_q=1024, head_dim=128)
+    assert float(np.asarray(w.launch.tile_m).ravel()[0]) == 128

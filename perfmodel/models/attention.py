@@ -13,8 +13,9 @@ Sq != Skv) n = Sq*Skv - Sq(Sq-1)/2 when Sq <= Skv and Skv(Skv+1)/2 when Sq > Skv
   query rows that stream all the K/V they need (K/V re-read once per query block from L2/MALL);
   GQA packs the H/kv_heads query heads of one KV head into the rows of one problem, so they share
   its K/V; decode (Sq=1) splits the KV sequence across workgroups (flash-decoding) so that the
-  KV cache streams once over the whole GPU. bwd tiles are blocks of keys (FA2 bwd) that stream
-  Q, dO, LSE and Delta, accumulate dQ in fp32 with atomics in L2, and write dK, dV once.
+  KV cache streams once over the whole GPU. bwd tiles are blocks of keys (FA2 bwd) of one query
+  head that stream Q, dO, LSE and Delta, accumulate dQ in fp32 with atomics in L2, and write dK,
+  dV once (per query head under GQA, then summed over the group, as FA2 does).
 """
 
 from __future__ import annotations
@@ -94,7 +95,9 @@ def attention(p: dict, arch, dtype: str) -> Work:
     r = tiles.Rates.of(arch, pipe, pdt)
     bo, bi, lanes, split = _choose_blocks(arch, r, x)
     _add_flops(work, arch, x, pipe, pdt, bi)
-    t = tiles.panel_traffic(arch, x.rows, x.cols, bo, np.ceil(x.cols / split), x.a_row, x.b_col, x.copies, b_frac=x.frac)
+    t = tiles.panel_traffic(
+        arch, x.rows, x.cols, bo, np.ceil(x.cols / split), x.a_row, x.b_col, x.copies, a_unique=x.a_unique, b_frac=x.frac
+    )
     tiles.add_operand_reads(work, arch, t)
     _add_bytes(work, arch, x, t, lanes, split)
     d, elem = x.d, x.elem
@@ -109,6 +112,9 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_k=d,
         serial_latencies=np.where(split > 1, 3.0, 2.0),  # Q/K/V prologue, O store (+ split-KV reduction)
         useful_fraction=_useful_fraction(x, bo, bi, split),
+        stream_k=False,
+        tile_imbalance=_tile_imbalance(x, bo, bi),
+        kernels=_kernels(x),
     )
     if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
@@ -137,6 +143,7 @@ class _Problem:
     frac: np.ndarray  # share of the K/V (fwd) or Q (bwd) a block needs on average (causal)
     n: np.ndarray  # score elements
     copies: np.ndarray
+    a_unique: np.ndarray | None  # distinct K/V bytes per bwd problem (the KV head's, shared by g)
     rows: np.ndarray
     cols: np.ndarray
     a_row: np.ndarray
@@ -159,14 +166,17 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
     qrows = h / hk * sq
     if phase == "fwd":
         rows, cols, a_row, b_col = qrows, skv, d * elem, 2.0 * d * elem  # Q rows, K+V per key
-    else:
-        rows, cols, a_row, b_col = skv, qrows, 2.0 * d * elem, 2.0 * d * elem + 8.0  # K+V; Q, dO, LSE, Delta
+        copies, a_unique = b * hk, None
+    else:  # one problem per query head; its K/V is its KV head's, shared by the g heads of a group
+        rows, cols, a_row, b_col = skv, sq, 2.0 * d * elem, 2.0 * d * elem + 8.0  # K+V; Q, dO, LSE, Delta
+        copies, a_unique = b * h, skv * a_row * hk / h
     sfu = arch.peak_flops("sfu", "fp32") if arch.has("sfu", "fp32") else arch.peak_flops("valu", "fp32")
     return _Problem(
         b, h, sq, d, hk, skv, shape, phase, elem,
         frac=scores / (sq * skv),
         n=b * h * scores,
-        copies=b * hk,
+        copies=copies,
+        a_unique=a_unique,
         rows=rows,
         cols=cols,
         a_row=a_row,
@@ -188,6 +198,8 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         t_tile = bo * depth * (x.per_score * r.cus / r.flops + r.cus / x.sfu)
         t_l1 = (bo * x.a_row + depth * x.b_col) * r.cus / r.bw.get("l1", np.inf)
         req = grid * (bo * x.a_row + depth * x.b_col)
+        if x.phase == "bwd":  # dQ read and written in L2 once per key block (`_add_bytes`)
+            req = req + 2.0 * np.ceil(x.rows / bo) * x.frac * x.b * x.h * x.sq * x.d * 4.0
         return np.ceil(grid / r.cus) * np.maximum(t_tile, t_l1) + np.maximum(req / r.bw.get("l2", np.inf), t_mem)
 
     costs, splits = [], []
@@ -232,6 +244,30 @@ def _executed_scores(x: _Problem, bq, bk, split):
     blocks = (off * nq + bq * nq * (nq + 1.0) / 2.0 - (nq * bq - sq)) / bk + nq * (1.0 - np.minimum(bq, bk) / bk) / 2.0
     causal = np.where((sq < bq) | (sq > skv), full * x.frac, blocks * bk * bq)
     return x.b * x.h * np.where(x.frac < 1.0, causal, full)
+
+
+def _kernels(x: _Problem):
+    """Dispatches of one call. FlashAttention-2's backward launches three (flash_bwd_launch_template.h:
+    the dot(dO, O) pre-pass, the main kernel, the fp32 -> output dQ conversion) and, for GQA/MQA,
+    sums the per-query-head dK/dV over each group afterwards (flash_api.cpp mha_bwd: dk_expanded,
+    dv_expanded, at::sum_out): one more."""
+    if x.phase == "fwd":
+        return 1.0
+    return np.where(x.h > x.hk, 4.0, 3.0)
+
+
+def _tile_imbalance(x: _Problem, bo, bi):
+    """The heaviest tile's blocks / the mean tile's (1 without a causal mask). fwd tiles are
+    query blocks and the last one sees every key; bwd tiles are key blocks and the first one
+    sees every query: ceil(inner length / inner block) blocks against executed / tiles."""
+    if x.phase == "fwd":
+        bq, bk, heavy, tiles = bo, bi, np.ceil(x.skv / bi), np.ceil(x.sq / bo)
+    else:
+        bq, bk, heavy, tiles = bi, bo, np.ceil(x.sq / bi), np.ceil(x.skv / bo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = _executed_scores(x, bq, bk, 1.0) / (x.b * x.h * bq * bk * tiles)
+        h = np.where(mean > 0, heavy / mean, 1.0)
+    return np.where(x.frac < 1.0, np.maximum(h, 1.0), 1.0)
 
 
 def _useful_fraction(x: _Problem, bo, bi, split):
@@ -285,7 +321,12 @@ def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
     dq_acc = b * h * sq * d * 4.0
     work.add_bytes("l2", read=t["grid"] / x.copies * x.frac * dq_acc, write=t["grid"] / x.copies * x.frac * dq_acc)
     _scratch(work, arch, dq_acc)
-    traffic.add_stream(work, arch, write=q_bytes + kv_bytes)  # dQ, dK, dV
+    # dK, dV per query head; for GQA written expanded, then summed over each group of g heads
+    expanded = np.where(x.h > x.hk, 2.0 * b * h * x.skv * d * elem, 0.0)
+    traffic.add_stream(work, arch, write=q_bytes + np.where(x.h > x.hk, expanded, kv_bytes))  # dQ, dK, dV
+    if np.any(expanded > 0):
+        traffic.add_stream(work, arch, read=expanded, write=np.where(expanded > 0, kv_bytes, 0.0))
+        work.notes.append("GQA backward: dK/dV computed per query head, then summed over each group (FA2)")
 
 
 def _scratch(work: Work, arch, nbytes) -> None:
