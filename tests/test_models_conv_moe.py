@@ -234,3 +234,15 @@ def test_launch_cost_is_paid_per_kernel():
     nchw = predict("conv2d", arch="mi300x", n=1, c=8, h=8, w=8, k=8, r=3, s=3, pad=1, layout="nchw")[0]
     assert nchw.terms_us["launch"] == pytest.approx(4 * nhwc.terms_us["launch"])
     assert nchw.time_us > nhwc.time_us
+
+
+def test_moe_router_false_leaves_out_the_router_gemm():
+    """router=false: the expert kernels alone (what fused-MoE benchmarks time): the router's
+    tokens x experts x hidden GEMM and its softmax FLOPs are gone, and one launch fewer."""
+    big = dict(tokens=256, experts=64, topk=4, hidden=2048, inter=1024)
+    full = run_cat("moe", {}, **big)
+    experts = run_cat("moe", {"router": False}, **big)
+    router_flops = 2.0 * 256 * 64 * 2048
+    assert float(full.flops["mfma:bf16"][0]) - float(experts.flops["mfma:bf16"][0]) == pytest.approx(router_flops)
+    assert float(full.flops["sfu:fp32"][0]) - float(experts.flops.get("sfu:fp32", [0.0])[0]) == pytest.approx(256 * 64)
+    assert float(np.asarray(full.launch.kernels).ravel()[0]) == float(np.asarray(experts.launch.kernels).ravel()[0]) + 1

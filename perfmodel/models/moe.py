@@ -2,6 +2,7 @@
 
 - router GEMM tokens x experts x hidden, softmax over experts (1 exp on sfu, 4 valu per logit);
   the router stays in the input dtype, unscaled (``scaling`` applies to the expert GEMMs);
+  ``router=false`` leaves it out (fused-MoE benchmarks time the expert kernels alone);
 - up: grouped GEMM over the touched experts, K = hidden. ``gated=true`` (default): up and gate
   fused, N = 2*inter, the epilogue writes act(gate)*up (tokens*topk x inter); ``gated=false``:
   a plain up projection, N = inter, the epilogue writes act(up). The activation's per-element
@@ -48,6 +49,7 @@ def touched_experts(tokens, experts, topk):
         Param("out_dtype", str, "auto", choices=("auto", *gemm_tiling.OUT_DTYPES), help="type the expert GEMMs write (auto: bf16 for fp8/fp6/fp4, int32 for int8, else the input type)"),
         Param("scaling", str, "none", choices=("none", "tensor", "block", "mx"), help="quantization scales of the expert GEMMs, as for gemm"),
         *gemm_tiling.WEIGHT_ONLY_PARAMS,
+        Param("router", bool, True, help="include the router GEMM and its softmax (false: the expert kernels alone, as fused-MoE benchmarks time them)"),
     ],
     doc="MoE layer: router GEMM, experts (grouped up[+gate] GEMM with fused activation, down GEMM), combine",
     default_dtype="bf16",
@@ -65,9 +67,12 @@ def moe(p: dict, arch, dtype: str) -> Work:
     et = touched_experts(t, e, k)
     rows = t * k
     m_e = rows / et
-    _, l_router = gemm_tiling.gemm_work(arch, dtype, t, e, hd, 1.0, work=work)
-    work.add_flops("sfu", "fp32", t * e)
-    work.add_flops("valu", "fp32", 4.0 * t * e)
+    launches = []
+    if bool(p.get("router", True)):
+        _, l_router = gemm_tiling.gemm_work(arch, dtype, t, e, hd, 1.0, work=work)
+        work.add_flops("sfu", "fp32", t * e)
+        work.add_flops("valu", "fp32", 4.0 * t * e)
+        launches.append(l_router)
     n_up = (2.0 if gated else 1.0) * it
     wo = gemm_tiling.weight_only_args(p)
     _, l_up = gemm_tiling.gemm_work(
@@ -83,11 +88,11 @@ def moe(p: dict, arch, dtype: str) -> Work:
         gemm_tiling.add_scaling(work, arch, pipe, m_e, n_, k_, et, scaling)
     work.add_flops("valu", "fp32", 2.0 * rows * hd)
     traffic.add_stream(work, arch, read=rows * hd * out_elem, write=t * hd * out_elem)
-    work.launch = tiles.combine_launch([l_router, l_up, l_down])
+    work.launch = tiles.combine_launch([*launches, l_up, l_down])
     glu = f"{act}(gate)*up" if gated else f"{act}(up)"
     work.notes.append(
-        f"moe: router, {'up+gate' if gated else 'up'} ({glu} fused), down and combine kernels summed;"
-        " launch = the largest grid of them"
+        f"moe: {'router, ' if launches else ''}{'up+gate' if gated else 'up'} ({glu} fused), down and combine"
+        " kernels summed; launch = the largest grid of them"
     )
     work.notes.append("moe: uniform routing assumed (expected touched experts); top-k selection not counted")
     return work
