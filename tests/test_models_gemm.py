@@ -261,3 +261,26 @@ def test_split_k_ranking_charges_partials_where_the_estimate_does():
     assert split[0] == 1.0 or partial[0] <= arch.capacity("l2")
     (p,) = perfmodel.predict("gemm", "mi355x", m=2048, n=2048, k=2048)
     assert p.bytes["mall"] < 4 * 3 * 2048 * 2048 * 2  # no 128 MiB of partial traffic through the MALL
+
+
+def test_block_scaling_keeps_a_second_accumulator():
+    """Rescaling per K block on the VALU needs the block's partial sums beside the running fp32
+    sum (DeepSeek-V3 sec. 3.3.2): twice the accumulator registers per output, so fewer
+    workgroups stay resident (and the rescaling chain is less hidden); native MX (gfx950) not."""
+    from perfmodel.models import gemm_tiling
+
+    arch = load_arch("mi355x")
+    shape = [np.array([3258.0]), np.array([7168.0]), np.array([4096.0]), np.ones(1)]
+    _, plain = gemm_tiling.gemm_work(arch, "fp8", *shape)
+    _, block = gemm_tiling.gemm_work(arch, "fp8", *shape, scaling="block")
+    _, mx = gemm_tiling.gemm_work(arch, "fp8", *shape, scaling="mx")
+
+    def acc_regs(L):
+        return float(np.asarray(L.tile_m).ravel()[0] * np.asarray(L.tile_n).ravel()[0]) * 4.0 / float(
+            np.asarray(L.workgroup_size).ravel()[0]) / 4.0
+
+    assert float(np.asarray(block.vgprs).ravel()[0]) >= 2 * acc_regs(block)
+    assert float(np.asarray(plain.vgprs).ravel()[0]) < 2 * acc_regs(plain)
+    assert float(np.asarray(mx.vgprs).ravel()[0]) == float(np.asarray(plain.vgprs).ravel()[0])
+    assert gemm_tiling.rescales_on_valu(load_arch("mi300x"), "mfma", "mx")
+    assert not gemm_tiling.rescales_on_valu(arch, "mfma", "mx")

@@ -34,7 +34,15 @@ from perfmodel.work import Work
 )
 def gemm(p: dict, arch, dtype: str) -> Work:
     work, launch = gemm_tiling.gemm_work(
-        arch, dtype, p["m"], p["n"], p["k"], p["batch"], out_dtype=p.get("out_dtype", "auto"), **gemm_tiling.weight_only_args(p)
+        arch,
+        dtype,
+        p["m"],
+        p["n"],
+        p["k"],
+        p["batch"],
+        out_dtype=p.get("out_dtype", "auto"),
+        scaling=p.get("scaling", "none"),
+        **gemm_tiling.weight_only_args(p),
     )
     pipe = next(iter(work.flops)).split(":")[0]
     gemm_tiling.add_scaling(work, arch, pipe, *(np.asarray(p[x], dtype=float) for x in ("m", "n", "k", "batch")), p.get("scaling", "none"))

@@ -153,6 +153,16 @@ SCALING = {"block": (128.0, 1.0, 128.0, 4.0), "mx": (32.0, 1.0, 1.0, 1.0)}
 NATIVE_MX = ("gfx950",)
 
 
+def rescales_on_valu(arch, pipe: str, scaling: str) -> bool:
+    """Whether the kernel rescales partial sums on the VALU per scale block: it then keeps two
+    fp32 accumulators per output (the matrix instructions' partial for the current block, and the
+    running sum it is promoted into: DeepSeek-V3 sec. 3.3.2, "partial results will be copied to
+    FP32 registers on CUDA Cores"), which halves the tile the register file holds."""
+    if scaling not in SCALING:
+        return False
+    return not (scaling == "mx" and arch.gfx in NATIVE_MX) and pipe != "valu"
+
+
 def add_scaling(work: Work, arch, pipe: str, m, n, k, batch, scaling: str) -> None:
     """Scale traffic and, where the matrix pipe does not apply the scales, the per-K-block
     rescaling of the fp32 accumulators on the VALU: two FLOPs (an FMA) per output element per
@@ -244,6 +254,7 @@ def gemm_work(
     out_dtype: str = "auto",
     weight_dtype: str = "auto",
     group_size=128.0,
+    scaling: str = "none",
     work: Work | None = None,
 ):
     """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
@@ -260,6 +271,9 @@ def gemm_work(
     shape = np.broadcast(m, n, k, batch).shape
     m, n, k, batch = (np.broadcast_to(v, shape) for v in (m, n, k, batch))
     elem, acc = dtypes.size(dtype), acc_size(dtype)
+    pipe0, _ = matrix_pipe(arch, dtype, [])
+    if rescales_on_valu(arch, pipe0, scaling):  # a second fp32 accumulator per output (see SCALING)
+        acc = 2.0 * acc
     out_elem = OUT_DTYPES[out_dtype] if out_dtype != "auto" else out_size(dtype)
     pipe, pdt = matrix_pipe(arch, dtype, work.notes)
     r = Rates.of(arch, pipe, pdt)

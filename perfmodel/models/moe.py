@@ -76,13 +76,13 @@ def moe(p: dict, arch, dtype: str) -> Work:
     n_up = (2.0 if gated else 1.0) * it
     wo = gemm_tiling.weight_only_args(p)
     _, l_up = gemm_tiling.gemm_work(
-        arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, work=work, **wo
+        arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, scaling=scaling, work=work, **wo
     )
     valu, sfu = activations.cost(act, gated=gated)
     if sfu:
         work.add_flops("sfu", "fp32", sfu * rows * it)
     work.add_flops("valu", "fp32", valu * rows * it)
-    _, l_down = gemm_tiling.gemm_work(arch, dtype, m_e, hd, it, et, out_dtype=out_dtype, work=work, **wo)
+    _, l_down = gemm_tiling.gemm_work(arch, dtype, m_e, hd, it, et, out_dtype=out_dtype, scaling=scaling, work=work, **wo)
     pipe = next(iter(work.flops)).split(":")[0]
     for n_, k_ in ((n_up, hd), (hd, it)):
         gemm_tiling.add_scaling(work, arch, pipe, m_e, n_, k_, et, scaling)
