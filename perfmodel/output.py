@@ -53,7 +53,8 @@ def _clean(v):
 
 
 # one encoder for every line (json.dumps with options builds a new one per call)
-_LINE_ENCODER = json.JSONEncoder(allow_nan=False, default=_json_default)
+# (no cycle check: rows are trees built fresh from plain values, and the check costs a third)
+_LINE_ENCODER = json.JSONEncoder(allow_nan=False, default=_json_default, check_circular=False)
 
 
 def _dumps_line(row: dict) -> str:
