@@ -183,3 +183,12 @@ def test_backward_key_blocks_are_ranked_with_the_dq_traffic():
     make the kernel L2-latency-bound."""
     w = attn(phase="bwd", batch=1, heads=32, kv_heads=8, seq_q=1024, head_dim=128)
     assert float(np.asarray(w.launch.tile_m).ravel()[0]) == 128
+
+
+def test_split_kv_decode_adds_the_combine_kernel():
+    """Flash-decoding (split-KV) runs a partial kernel and a combine kernel (FA2's
+    flash_fwd_splitkv_combine_kernel): two dispatches; a prefill tile grid is one."""
+    dec = attn(batch=1, heads=32, kv_heads=8, seq_q=1, seq_kv=32768, head_dim=128)
+    pre = attn(batch=8, heads=32, kv_heads=8, seq_q=4096, head_dim=128)
+    assert float(np.asarray(dec.launch.kernels).ravel()[0]) == 2.0
+    assert float(np.asarray(pre.launch.kernels).ravel()[0]) == 1.0

@@ -114,7 +114,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         useful_fraction=_useful_fraction(x, bo, bi, split),
         stream_k=False,
         tile_imbalance=_tile_imbalance(x, bo, bi),
-        kernels=_kernels(x),
+        kernels=_kernels(x, split),
     )
     if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
@@ -246,13 +246,15 @@ def _executed_scores(x: _Problem, bq, bk, split):
     return x.b * x.h * np.where(x.frac < 1.0, causal, full)
 
 
-def _kernels(x: _Problem):
-    """Dispatches of one call. FlashAttention-2's backward launches three (flash_bwd_launch_template.h:
-    the dot(dO, O) pre-pass, the main kernel, the fp32 -> output dQ conversion) and, for GQA/MQA,
-    sums the per-query-head dK/dV over each group afterwards (flash_api.cpp mha_bwd: dk_expanded,
-    dv_expanded, at::sum_out): one more."""
+def _kernels(x: _Problem, split):
+    """Dispatches of one call. FlashAttention-2's split-KV forward (flash-decoding) runs the
+    partial kernel, then a combine kernel (flash_fwd_launch_template.h, run_mha_fwd_splitkv_dispatch:
+    flash_fwd_splitkv_kernel, flash_fwd_splitkv_combine_kernel). Its backward launches three
+    (flash_bwd_launch_template.h: the dot(dO, O) pre-pass, the main kernel, the fp32 -> output dQ
+    conversion) and, for GQA/MQA, sums the per-query-head dK/dV over each group afterwards
+    (flash_api.cpp mha_bwd: dk_expanded, dv_expanded, at::sum_out): one more."""
     if x.phase == "fwd":
-        return 1.0
+        return np.where(split > 1, 2.0, 1.0)
     return np.where(x.h > x.hk, 4.0, 3.0)
 
 
