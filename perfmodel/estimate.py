@@ -363,6 +363,11 @@ def estimate(
         terms.naive[NO_WORK] = np.zeros(shape)
     L = work.launch
     fill = np.asarray(L.serial_latencies if L else 0.0, dtype=float) * latency_s(arch, arch.memory_level)
+    if L is not None and np.any(np.asarray(L.tile_m) > 0):
+        # one workgroup per CU: no other tile runs while a tile waits for its first operands or
+        # drains its stores, so every round of tiles pays the prologue and epilogue again
+        rounds = np.ceil(occ["grid"] / (arch.cus * occ["wgs_per_cu"]))
+        fill = fill * np.where((np.asarray(L.tile_m) > 0) & (occ["wgs_per_cu"] < 2), rounds, 1.0)
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
     kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
     launch = arch.launch_overhead_s * kernels if include_launch else None
