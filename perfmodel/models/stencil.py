@@ -12,8 +12,9 @@ Launch: 64 x 4 work-item workgroups (one wave along x), one z plane each; each l
   neighbour planes, (2r + 1 + 2r/bx + 2r/by) * G for a star; the box reads whole
   (bx+2r) x (by+2r) tiles of 2r+1 planes;
 - beyond L2: the grid once (compulsory) if the 2r+1 planes of one output slab fit one L2
-  instance (per XCD on MI300); otherwise every z neighbour is fetched again, (2r+1) * G, from
-  the first cache beyond L2 that holds the planes (the MALL) or from HBM;
+  instance (per XCD on MI300); otherwise the kernel is blocked in x-y (subdomains marched along
+  z, as the fastest published stencils are: AMD lab notes' Laplacian series) so that one block's
+  planes stay in L2, and only the blocks' x-y halos are read again (`_block_halo`);
 - writes: G at every level the grid's traffic reaches (no read-for-ownership).
 The warm steady state applies throughout: a grid (input + output) that fits a cache is served
 from it (`traffic.stream_traffic`).
@@ -31,6 +32,14 @@ from perfmodel.work import Launch, Work
 
 BX, BY = 64, 4
 AXES = ("all", "x", "y", "z")
+
+
+def _block_halo(l2_bytes: float, planes, rx, ry, s: float):
+    """Traffic factor of a blocked 3-D stencil: square x-y blocks whose planes fill half an L2
+    instance (the other half streams the output and the next planes), each re-reading an r-wide
+    halo on its x and y sides: (1 + 2 rx / B) (1 + 2 ry / B), B = sqrt(L2 / 2 / (planes s))."""
+    b = np.sqrt(l2_bytes / 2.0 / (np.asarray(planes, dtype=float) * s))
+    return (1.0 + 2.0 * rx / b) * (1.0 + 2.0 * ry / b)
 
 
 def radius(points) -> np.ndarray:
@@ -91,13 +100,18 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     l2_star = zr + 1 + hx + hy
     l2_box = (zr + 1) * (1 + hx) * (1 + hy)
     factor = {"l1": points, "l2": np.where(box, l2_box, l2_star)}
-    # beyond L2: re-reads of z neighbours wherever the planes miss every cache so far
-    miss = (zr > 0) & (planes > arch.capacity_per("l2")[0])
+    # beyond L2: where the 2r+1 planes of the whole grid do not fit one L2 instance, a blocked
+    # kernel (x-y subdomains marched along z) keeps the planes of one block resident instead:
+    # the grid crosses L2 once, plus the x-y halo each block re-reads (`_block_halo`)
+    l2_cap = arch.capacity_per("l2")[0]
+    miss = (zr > 0) & (planes > l2_cap)
+    halo = _block_halo(l2_cap, zr + 1, r * ax["x"], r * ax["y"], s)
     caps = traffic.serving_capacities(arch)
-    for lv in sc.beyond(arch, "l2"):
-        factor[lv] = np.where(miss, zr + 1, 1.0)
-        if lv in caps:
-            miss = miss & (planes > caps[lv])
+    beyond = sc.beyond(arch, "l2")
+    for lv in beyond:
+        # a neighbouring block's halo was read moments ago: a memory-side cache serves it
+        served = lv not in caps and any(c in caps for c in beyond)
+        factor[lv] = np.where(miss & (not served), halo, 1.0)
     for lv in br:
         w.add_bytes(lv, read=br[lv] * factor.get(lv, 1.0), write=bw[lv])
 
