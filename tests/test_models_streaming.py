@@ -488,3 +488,20 @@ def test_stencil_2d_and_1d_derivatives(mi300x):
     assert dz.bytes_read["l2"] == pytest.approx(9 * G)  # 9 planes, no x/y halo
     (dx,) = perfmodel.predict("stencil", "mi300x", dtype="fp64", nx=1024, ny=1024, nz=256, axis="x", radius=4)
     assert dx.bytes_read["l2"] == pytest.approx(G * (1 + 8 / 64)) and dx.bytes_read["hbm"] == pytest.approx(G)
+
+
+def test_few_long_rows_are_split_over_workgroups():
+    """One 128k-element softmax row on MI355X: one workgroup would take longer (its loads in
+    flight and its exponentials on one CU) than a second kernel's launch, so the row is split
+    (partials, then a combining kernel: two dispatches, the row re-read); 8 rows of 16k fp32
+    LayerNorm stay one workgroup per row, as do many rows."""
+    from perfmodel.arch import load_arch
+
+    mi355x = load_arch("mi355x")
+    w = run("softmax", mi355x, "bf16", rows=1, cols=131072)
+    assert float(np.asarray(w.launch.grid).ravel()[0]) > 1
+    assert float(np.asarray(w.launch.kernels).ravel()[0]) == 2.0
+    ln = run("layernorm", load_arch("mi300x"), "fp32", rows=8, cols=16384)
+    assert float(np.asarray(ln.launch.grid).ravel()[0]) == 8
+    many = run("softmax", mi355x, "bf16", rows=4096, cols=131072)
+    assert float(np.asarray(many.launch.kernels).ravel()[0]) == 1.0

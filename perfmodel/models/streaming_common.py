@@ -74,7 +74,7 @@ def pow2ceil(x) -> np.ndarray:
     return 2.0 ** np.ceil(np.log2(x))
 
 
-def row_launch(arch, rows, cols, s: float) -> dict:
+def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0) -> dict:
     """Geometry of a row-wise kernel (softmax, layernorm, rmsnorm).
 
     A row of at most one wave's worth of 16-B loads (64 x 16 B = 1 KiB on CDNA) is handled by one
@@ -90,21 +90,49 @@ def row_launch(arch, rows, cols, s: float) -> dict:
     max_wg = float(arch.occupancy["max_workgroup_size"].value)
     load = max(s, LOAD_BYTES)
     wave_row = row_bytes <= wave * load
-    wg_big = np.clip(pow2ceil(row_bytes / load), wave, max_wg)
+    split = split_rows(arch, rows, row_bytes, load, cols * sfu_per_element)
+    part = row_bytes / split  # bytes of one workgroup's share of a row
+    wg_big = np.clip(pow2ceil(part / load), wave, max_wg)
     wg = np.where(wave_row, min(256.0, max_wg), wg_big)
     rows_per_wg = np.where(wave_row, wg / wave, 1.0)
-    grid = ceil_div(rows, rows_per_wg)
+    grid = ceil_div(rows, rows_per_wg) * split
     lanes_per_row = np.where(wave_row, wave, wg)
-    loads = np.clip(ceil_div(row_bytes, lanes_per_row * load), 1, 4)
+    loads = np.clip(ceil_div(part, lanes_per_row * load), 1, 4)
     return {
         "row_bytes": row_bytes,
         "wg": wg,
         "grid": grid,
         "rows_per_wg": rows_per_wg,
         "waves_per_row": np.where(wave_row, 1.0, wg / wave),
-        "fits": row_bytes <= lds_per_workgroup(arch),
+        "fits": (row_bytes <= lds_per_workgroup(arch)) & (split == 1),
+        "split": split,
         "flight": in_flight(arch, load, loads),
     }
+
+
+# A workgroup's share of a split row: at least 256 lanes x 4 loads of 16 B in flight (16 KiB).
+SPLIT_CHUNK_BYTES = 256 * 4 * LOAD_BYTES
+
+
+def split_rows(arch, rows, row_bytes, load: float, sfu_per_row=0.0):
+    """Workgroups per row: where the rows cannot fill half the CUs, a row holds several 16 KiB
+    chunks and one workgroup would take longer over its row than a second kernel's launch costs,
+    the fastest row kernels split each row over workgroups (a partial max/sum per chunk, then a
+    second kernel combines them and writes the row: AITER's split softmax) instead of one
+    workgroup per row (PyTorch). One workgroup's row time: the row read and written at the
+    bandwidth its loads in flight sustain (Little's law: max lanes x 4 x 16 B per memory latency)
+    plus its transcendentals on one CU. A power of two, at most 64 and at most CUs / rows."""
+    from perfmodel.rates import latency_s
+
+    rows = np.asarray(rows, dtype=float)
+    row_bytes = np.asarray(row_bytes, dtype=float)
+    by_cus = np.maximum(arch.cus / np.maximum(rows, 1.0), 1.0)
+    by_len = np.maximum(row_bytes / max(SPLIT_CHUNK_BYTES, load), 1.0)
+    s = 2.0 ** np.floor(np.log2(np.minimum(np.minimum(by_cus, by_len), 64.0)))
+    flight = float(arch.occupancy["max_workgroup_size"].value) * 4 * LOAD_BYTES
+    sfu_cu = (arch.peak_flops("sfu", "fp32") if arch.has("sfu", "fp32") else arch.peak_flops("valu", "fp32")) / arch.cus
+    one_wg = 2.0 * row_bytes * latency_s(arch, arch.memory_level) / flight + np.asarray(sfu_per_row) / sfu_cu
+    return np.where((rows * 2 <= arch.cus) & (one_wg > arch.launch_overhead_s), s, 1.0)
 
 
 @dataclass(frozen=True)
@@ -134,14 +162,15 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0)
       inputs are added elementwise on load, one VALU op each); ``param_rows`` vectors of ``cols`` elements
       (gamma, beta) are read once from beyond L2 and once per row at L1 / per workgroup at L2;
     - a row that does not fit the workgroup's on-chip budget is re-read in a second pass; the
-      re-read is served from the cache that holds the rows in flight on the whole device;
+      re-read is served from the cache that holds the rows in flight on the whole device; a row
+      split over workgroups (`split_rows`) is re-read by the combining kernel the same way;
     - FLOPs per element on the VALU in the accumulate type, on ``sfu:fp32`` per element and row.
     """
     rows = np.asarray(rows, dtype=float)
     cols = np.asarray(cols, dtype=float)
     s = dtypes.size(dtype)
     a = acc_size(arch, dtype)
-    g = row_launch(arch, rows, cols, s)
+    g = row_launch(arch, rows, cols, s, ops.sfu_fit[0])
     fits = g["fits"]
     elems = rows * cols
     x = elems * s
@@ -159,7 +188,10 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0)
         workgroup_size=g["wg"],
         lds_bytes=ops.reductions * g["waves_per_row"] * a,
         bytes_in_flight_per_wave=g["flight"],
+        kernels=np.where(g["split"] > 1, 2.0, 1.0),  # split rows: partials, then combine and write
     )
+    if np.any(g["split"] > 1):
+        w.notes.append("rows split over workgroups (few long rows): partial statistics, then a combining kernel")
     return w
 
 
