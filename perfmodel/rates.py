@@ -146,3 +146,7 @@ def latency_s(arch: Arch, level: str) -> float:
     return constants()["latency_ns"].get(level, {"value": 338})["value"] * 1e-9
 
 
+def transcendental_rate(arch: Arch) -> float:
+    """Device exp/rcp/sqrt per second at the peak clock: the `sfu` pipe, or the fp32 VALU rate on
+    a spec that gives none (its kernels then count the exponentials on the VALU)."""
+    return arch.peak_flops("sfu", "fp32") if arch.has("sfu", "fp32") else arch.peak_flops("valu", "fp32")

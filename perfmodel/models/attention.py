@@ -28,6 +28,7 @@ from perfmodel import dtypes
 from perfmodel.errors import InputError
 from perfmodel.models import tiles, traffic
 from perfmodel.models.registry import Param, floats, register
+from perfmodel.rates import transcendental_rate
 from perfmodel.work import Launch, Work
 
 Q_BLOCKS = (128, 64, 32, 16)  # fwd: query rows per workgroup; bwd: keys per workgroup
@@ -170,7 +171,7 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
     else:  # one problem per query head; its K/V is its KV head's, shared by the g heads of a group
         rows, cols, a_row, b_col = skv, sq, 2.0 * d * elem, 2.0 * d * elem + 8.0  # K+V; Q, dO, LSE, Delta
         copies, a_unique = b * h, skv * a_row * hk / h
-    sfu = arch.peak_flops("sfu", "fp32") if arch.has("sfu", "fp32") else arch.peak_flops("valu", "fp32")
+    sfu = transcendental_rate(arch)
     return _Problem(
         b, h, sq, d, hk, skv, shape, phase, elem,
         frac=scores / (sq * skv),

@@ -122,7 +122,7 @@ def split_rows(arch, rows, row_bytes, load: float, sfu_per_row=0.0):
     workgroup per row (PyTorch). One workgroup's row time: the row read and written at the
     bandwidth its loads in flight sustain (Little's law: max lanes x 4 x 16 B per memory latency)
     plus its transcendentals on one CU. A power of two, at most 64 and at most CUs / rows."""
-    from perfmodel.rates import latency_s
+    from perfmodel.rates import latency_s, transcendental_rate
 
     rows = np.asarray(rows, dtype=float)
     row_bytes = np.asarray(row_bytes, dtype=float)
@@ -130,7 +130,7 @@ def split_rows(arch, rows, row_bytes, load: float, sfu_per_row=0.0):
     by_len = np.maximum(row_bytes / max(SPLIT_CHUNK_BYTES, load), 1.0)
     s = 2.0 ** np.floor(np.log2(np.minimum(np.minimum(by_cus, by_len), 64.0)))
     flight = float(arch.occupancy["max_workgroup_size"].value) * 4 * LOAD_BYTES
-    sfu_cu = (arch.peak_flops("sfu", "fp32") if arch.has("sfu", "fp32") else arch.peak_flops("valu", "fp32")) / arch.cus
+    sfu_cu = transcendental_rate(arch) / arch.cus
     one_wg = 2.0 * row_bytes * latency_s(arch, arch.memory_level) / flight + np.asarray(sfu_per_row) / sfu_cu
     return np.where((rows * 2 <= arch.cus) & (one_wg > arch.launch_overhead_s), s, 1.0)
 
