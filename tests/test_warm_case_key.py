@@ -30,6 +30,11 @@ def test_warm_key_on_the_command_line():
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.output)
     assert row["bytes"]["hbm"] < 8192 * 8192 * 2 * 0.01
+    # the title line says which assumption ran
+    table = CliRunner().invoke(cli, ["predict", "gemm", "m=16", "n=8192", "k=8192", "warm=true"]).output
+    cold = CliRunner().invoke(cli, ["predict", "gemm", "m=16", "n=8192", "k=8192"]).output
+    assert "warm where a case says warm=true" in table.splitlines()[0]
+    assert "cold single run" in cold.splitlines()[0] and "warm" not in cold.splitlines()[0].split(";")[-1]
     bad = CliRunner().invoke(cli, ["predict", "gemm", "m=16", "n=8192", "k=8192", "warm=maybe"])
     lines = [x for x in bad.output.splitlines() if x.strip()]
     assert bad.exit_code == 2 and len(lines) == 1 and "warm" in lines[0] and "true or false" in lines[0]

@@ -143,7 +143,7 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, scope
     errors = [e for e in problems if e not in skipped]
     if errors and not keep_going:
         raise InputErrors(errors)
-    what = _what_was_run(kernel, cases_file, suite, preds, warm)
+    what = _what_was_run(kernel, cases_file, suite, preds, warm, any(c.warm for c in cases))
     written = _draw(preds, plot, chart, all_levels, what, dtype, arch_list) if plot else []
     emit(render_predictions([p.row() for p in preds], fmt, detail=terms, title=what), output)
     for path, desc in written:
@@ -171,7 +171,7 @@ def _evaluate(cases: list, warm: bool, problems: list) -> list:
     return out
 
 
-def _what_was_run(kernel, cases_file, suite, preds, warm) -> str:
+def _what_was_run(kernel, cases_file, suite, preds, warm, case_warm: bool = False) -> str:
     """The title line: what was predicted, on which GPUs, under which assumption."""
     archs = list(dict.fromkeys(p.arch for p in preds))
     n = len(preds) // max(1, len(archs))
@@ -184,7 +184,7 @@ def _what_was_run(kernel, cases_file, suite, preds, warm) -> str:
         if preds:
             src = f"{kernel} {preds[0].dtype} " + " ".join(f"{k}={v}" for k, v in preds[0].shape.items())
     run = "warm (inputs served from cache)" if warm else "cold single run"
-    if any(p.notes and "warm: inputs" in p.notes for p in preds) and not warm:
+    if case_warm and not warm:
         run += " (warm where a case says warm=true)"
     return f"perfmodel predict: {src} on {', '.join(archs)}; {run}"
 

@@ -203,7 +203,6 @@ DEQUANT_INT_OPS = {"int4": 5.0 / 8.0, "fp4": 5.0 / 8.0, "int8": 2.0 / 4.0, "fp8"
 DEQUANT_FLOPS = 2.0  # per element and per fp op (convert, then scale): half a packed instruction
 SCALE_BYTES = 2.0  # one fp16/bf16 scale per group of K elements of each column of B
 
-
 WEIGHT_ONLY_PARAMS = (
     Param("weight_dtype", str, "auto", choices=("auto", *WEIGHT_DTYPES), help="type B (the weights) is stored in, dequantized to dtype in the main loop: int4 = W4A16 (AWQ/GPTQ/Marlin), int8 = W8A16; auto: dtype"),
     Param("group_size", int, 128, minimum=-1, help="K elements per weight scale (weight_dtype); 0 or -1 (GPTQ's spelling): one scale per output column"),
@@ -212,7 +211,7 @@ WEIGHT_ONLY_PARAMS = (
 
 def weight_only_args(p: dict) -> dict:
     """The weight-only keys of a case, as `gemm_work` takes them."""
-    return {"weight_dtype": p.get("weight_dtype", "auto"), "group_size": p.get("group_size", 128.0)}
+    return {q.name: p.get(q.name, q.default) for q in WEIGHT_ONLY_PARAMS}
 
 
 def weight_bytes_per_k(weight_dtype: str, group_size, k):
@@ -252,8 +251,8 @@ def gemm_work(
     a_unique=None,
     out_scale=1.0,
     out_dtype: str = "auto",
-    weight_dtype: str = "auto",
-    group_size=128.0,
+    weight_dtype: str = WEIGHT_ONLY_PARAMS[0].default,
+    group_size=WEIGHT_ONLY_PARAMS[1].default,
     scaling: str = "none",
     work: Work | None = None,
 ):
@@ -271,11 +270,10 @@ def gemm_work(
     shape = np.broadcast(m, n, k, batch).shape
     m, n, k, batch = (np.broadcast_to(v, shape) for v in (m, n, k, batch))
     elem, acc = dtypes.size(dtype), acc_size(dtype)
-    pipe0, _ = matrix_pipe(arch, dtype, [])
-    if rescales_on_valu(arch, pipe0, scaling):  # a second fp32 accumulator per output (see SCALING)
-        acc = 2.0 * acc
     out_elem = OUT_DTYPES[out_dtype] if out_dtype != "auto" else out_size(dtype)
     pipe, pdt = matrix_pipe(arch, dtype, work.notes)
+    if rescales_on_valu(arch, pipe, scaling):  # a second fp32 accumulator per output (see SCALING)
+        acc = 2.0 * acc
     r = Rates.of(arch, pipe, pdt)
     out = batch * m * n * out_elem * out_scale
     weight_only = weight_dtype not in ("auto", dtype)

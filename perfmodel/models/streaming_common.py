@@ -15,6 +15,7 @@ import numpy as np
 from perfmodel import dtypes
 from perfmodel.models import traffic
 from perfmodel.models.registry import Param
+from perfmodel.models.tiles import SPLITS
 from perfmodel.work import Launch, Work
 
 # Widest global load a lane issues (global_load_dwordx4): 16 bytes.
@@ -121,14 +122,15 @@ def split_rows(arch, rows, row_bytes, load: float, sfu_per_row=0.0):
     second kernel combines them and writes the row: AITER's split softmax) instead of one
     workgroup per row (PyTorch). One workgroup's row time: the row read and written at the
     bandwidth its loads in flight sustain (Little's law: max lanes x 4 x 16 B per memory latency)
-    plus its transcendentals on one CU. A power of two, at most 64 and at most CUs / rows."""
+    plus its transcendentals on one CU. A power of two, at most CUs / rows and at most the
+    split-K cap of the tiled kernels (`tiles.SPLITS`, 64)."""
     from perfmodel.rates import latency_s, transcendental_rate
 
     rows = np.asarray(rows, dtype=float)
     row_bytes = np.asarray(row_bytes, dtype=float)
     by_cus = np.maximum(arch.cus / np.maximum(rows, 1.0), 1.0)
     by_len = np.maximum(row_bytes / max(SPLIT_CHUNK_BYTES, load), 1.0)
-    s = 2.0 ** np.floor(np.log2(np.minimum(np.minimum(by_cus, by_len), 64.0)))
+    s = 2.0 ** np.floor(np.log2(np.minimum(np.minimum(by_cus, by_len), SPLITS[-1])))
     flight = float(arch.occupancy["max_workgroup_size"].value) * 4 * LOAD_BYTES
     sfu_cu = transcendental_rate(arch) / arch.cus
     one_wg = 2.0 * row_bytes * latency_s(arch, arch.memory_level) / flight + np.asarray(sfu_per_row) / sfu_cu
