@@ -107,11 +107,28 @@ def test_chosen_tile_fits_lds_and_registers(key):
         L = w.launch
         assert np.all(L.lds_bytes <= a.occupancy["lds_per_workgroup"].value)
         assert np.all(L.vgprs <= a.occupancy["vgprs_per_lane"].value)
+        # a lane addresses 256 VGPRs (512 with CDNA's AGPRs), however large the register file:
+        # the fp32 accumulators may take half of that
+        addressable = 512 if "mfma" in a.pipes() else 256
         assert np.all(
             L.tile_m * L.tile_n * (8 if dtype == "fp64" else 4) / (4 * L.workgroup_size)
-            <= a.occupancy["vgprs_per_lane"].value / 2
+            <= min(a.occupancy["vgprs_per_lane"].value, addressable) / 2
         )
         assert np.all(L.tile_m % 16 == 0) and np.all(L.tile_n % 16 == 0)
+
+
+def test_tile_register_budget_is_what_one_lane_addresses():
+    """RDNA3's 1536-entry wave32 file and an SM's 64 K registers hold more waves, not bigger
+    ones: a 256x256 tile over 256 lanes (256 fp32 accumulators per lane) fits only a CDNA lane
+    with its 256 accumulation registers."""
+    from perfmodel.models import tiles
+
+    big = tiles.Tile(256, 256, 256)
+    for key, fits in (("mi300x", True), ("rx7900xtx", False), ("h100", False)):
+        if key not in arch_keys():
+            continue
+        chosen = [t for t, _ in tiles.gemm_candidates(load_arch(key), 2.0, 4.0)]
+        assert (big in chosen) is fits, key
 
 
 def test_fp8_on_mi210_raises():

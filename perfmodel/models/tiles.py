@@ -97,10 +97,13 @@ GEMM_TILES = (
 K_TILES = (64, 32, 16)  # depth of one K step in elements; the deepest that fits LDS is used
 SPLITS = (2, 4, 8, 16, 32, 64)  # split-K / split-KV factors tried when the grid underfills the CUs
 
-# 8-bit register fields address 256 architectural VGPRs per lane; CDNA adds 256 accumulation
-# registers (AGPRs; unified with the VGPRs from gfx90a on). Accumulators may take half of
-# min(vgprs_per_lane, 512); the other half holds operand fragments, addresses and staging.
-ADDRESSABLE_VGPRS = 512
+# 8-bit register fields address 256 architectural VGPRs per lane (AMD ISA guides; a CUDA thread
+# addresses at most 255 registers); CDNA's MFMA targets add 256 accumulation registers (AGPRs;
+# unified with the VGPRs from gfx90a on). A larger file (RDNA3's 1536 per wave32 lane) holds more
+# waves, not a bigger one. Accumulators may take half of what one lane addresses; the other half
+# holds operand fragments, addresses and staging.
+ADDRESSABLE_VGPRS = 256
+ACC_VGPRS_MFMA = 256
 
 
 def lds_limit(arch) -> float:
@@ -108,7 +111,8 @@ def lds_limit(arch) -> float:
 
 
 def acc_vgpr_budget(arch) -> float:
-    return min(float(arch.occupancy["vgprs_per_lane"].value), ADDRESSABLE_VGPRS) / 2
+    addressable = ADDRESSABLE_VGPRS + (ACC_VGPRS_MFMA if "mfma" in arch.pipes() else 0)
+    return min(float(arch.occupancy["vgprs_per_lane"].value), addressable) / 2
 
 
 def max_lanes(arch) -> float:
