@@ -71,7 +71,10 @@ def Q(dim: str, range: tuple[float, float] | None = None, **extra) -> tuple:
 
 
 CLOCK_MHZ = ("num", (1, 1e4))  # a benchmark's clock, in MHz
-_MEASURED_Q = {"benchmark": ("str",), "clock": CLOCK_MHZ, "alternatives": ("alts",)}
+# the GEMM a measured matrix rate was taken on (the estimator times that shape's own wave
+# quantization out of the rate: `rates.benchmark_fill`)
+GEMM_SHAPE = ("struct", {d: (("num", (1, 2**31)), True) for d in ("m", "n", "k")})
+_MEASURED_Q = {"benchmark": ("str",), "clock": CLOCK_MHZ, "alternatives": ("alts",), "shape": GEMM_SHAPE}
 
 RATE_TABLE = ("map", DTYPES, Q("flops_per_clk", plain=("num", RANGES["flops_per_clk"])))
 INT_TABLE = ("map", tuple(INT_OPS), Q("iops_per_clk"))  # integer VALU ops: not FLOPs

@@ -116,26 +116,35 @@ def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
         "waves_per_simd": np.minimum(grid_eff / arch.cus, wgs_per_cu) * waves_per_wg / arch.simds_per_cu,
         "resident_waves": resident_wgs * waves_per_wg,
         # fraction of the CU-rounds doing work: (grid / CUs) / ceil(grid / CUs)
-        "quantization": _quantization(grid_eff, arch.cus, work),
+        "quantization": _quantization(grid_eff, arch, work),
     }
 
 
-def _quantization(grid: np.ndarray, cus: int, work: Work) -> np.ndarray:
+def library_stream_k(arch: Arch) -> bool:
+    """Whether the GEMM library of this target runs stream-K (`gemm_stream_k` in
+    model_constants.yaml, read from the kernel names of real traces; unlisted: no)."""
+    entry = constants()["gemm_stream_k"].get(arch.gfx)
+    return bool(entry and entry["value"])
+
+
+def _quantization(grid: np.ndarray, arch: Arch, work: Work) -> np.ndarray:
     """Fraction of CU time doing work: (grid / CUs) / ceil(grid / CUs).
 
-    Tiled GEMMs with at least half a wave of tiles are exempt: libraries for these parts spread
-    the K loop of the last (or only) wave over idle CUs with stream-K (Tensile/hipBLASLt, CK),
-    and the measured GEMM rates in the specs already include what is left of the tail. Below
-    half a wave the kernel models choose split-K themselves, and what remains under-filled keeps
-    the penalty. Attention (`Launch.stream_k` False) runs one tile per workgroup (FlashAttention-2
-    sec. 3.2: parallel over batch, heads and query blocks) and always keeps it. Unequal tiles
-    (`Launch.tile_imbalance`) cap it further: an under-filled grid lasts its heaviest tile.
+    Tiles run in rounds of one tile per CU (per resident slot); the last round's idle CUs are the
+    wave-quantization tail. Tiled GEMMs with at least half a wave of tiles are exempt only on a
+    target whose library runs stream-K (`library_stream_k`: the K loop of the last wave spread
+    over the idle CUs); below half a wave the kernel models choose split-K themselves, and what
+    remains under-filled keeps the penalty. Attention (`Launch.stream_k` False) runs one tile per
+    workgroup (FlashAttention-2 sec. 3.2: parallel over batch, heads and query blocks) and always
+    keeps it. Unequal tiles (`Launch.tile_imbalance`) cap it further: an under-filled grid lasts
+    its heaviest tile.
     """
+    cus = arch.cus
     q = (grid / cus) / np.ceil(grid / cus)
     L = work.launch
     if L is not None:
         tiled = np.asarray(L.tile_m) > 0
-        if L.stream_k:
+        if L.stream_k and library_stream_k(arch):
             q = np.where(tiled & (grid >= cus / 2), 1.0, q)
         # unequal tiles: the kernel lasts at least as long as its heaviest tile, which takes
         # imbalance x the mean tile's share of one CU (grid / cus of it per CU at q = 1)

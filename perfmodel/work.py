@@ -48,8 +48,9 @@ class Launch:
     # K steps one tile walks in its main loop, each waiting on global loads issued a fixed number
     # of steps ahead (0 = no K loop): the estimator's `latency:k_loop` floor
     k_steps: Any = 0
-    # whether the library balances a tiled grid's last wave by splitting tiles' K loops over idle
-    # CUs (stream-K: Tensile/hipBLASLt, CK GEMMs); attention kernels run one tile per workgroup
+    # whether the kernel can balance a tiled grid's last wave by splitting tiles' K loops over idle
+    # CUs (stream-K), where the target's library does (`estimate.library_stream_k`); attention
+    # kernels run one tile per workgroup
     stream_k: bool = True
     # the heaviest tile's work / the mean tile's work (causal attention: the last query block sees
     # every key); an under-filled grid lasts as long as its heaviest tile

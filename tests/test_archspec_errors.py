@@ -115,6 +115,9 @@ def _muts():
     def nan_value(s):
         s["launch"]["overhead"]["value"] = float("nan")
 
+    def bad_benchmark_shape(s):
+        s["measured"]["compute"]["mfma"]["fp8"]["shape"] = {"m": 8192, "n": 8192, "k": 0}
+
     return [
         ("unknown-top-level-key", unknown_top, "memroy", "did you mean 'memory'"),
         ("unknown-nested-key", unknown_nested, "memory.hbm.latency", "unknown key"),
@@ -137,6 +140,7 @@ def _muts():
         ("bad-tag", bad_tag, "compute.cus.tag", "'X'"),
         ("bare-number-for-quantity", not_a_mapping, "compute.clock.peak", "expected a quantity"),
         ("nan-value", nan_value, "launch.overhead.value", "expected a finite number"),
+        ("bad-benchmark-shape", bad_benchmark_shape, "measured.compute.mfma.fp8.shape.k", "expected a number between"),
     ]
 
 

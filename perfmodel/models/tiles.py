@@ -94,6 +94,14 @@ GEMM_TILES = (
     Tile(32, 64, 64),
     Tile(16, 64, 64),
 )
+# Tensile's widths between the powers of two, which hipBLASLt uses to fill the CUs better (it
+# runs no stream-K on gfx942: `model_constants.yaml` gemm_stream_k): MT256x192 is dispatched in
+# the TraceLens MI300X traces (sglang Qwen3-8B prefill, torch.compile) and fills the 304 CUs of
+# AMD's MI300X FP8 MAF GEMM (M=4096, N=3648 = 19 x 192); MT256x192 and MT192x256 are among the
+# kernels hipBLASLt loaded in the MI350X rocprofv3 trace (its kernel_symbols; it also has
+# MT128x192/MT192x128, left out: every candidate slows the vectorised ranking, 1.39 -> 1.22 M
+# GEMM estimates/s for these two). AMD targets only: no cuBLAS/CUTLASS kernel of the H100 traces uses them.
+TENSILE_TILES = (Tile(256, 192, 256), Tile(192, 256, 256))
 K_TILES = (64, 32, 16)  # depth of one K step in elements; the deepest that fits LDS is used
 SPLITS = (2, 4, 8, 16, 32, 64)  # split-K / split-KV factors tried when the grid underfills the CUs
 
@@ -133,7 +141,7 @@ def gemm_candidates(arch, elem: float, acc: float) -> list[tuple[Tile, int]]:
     the fp32 accumulators fit the register budget, the workgroup fits the lane limit."""
     out = []
     lds, budget, lanes_max = lds_limit(arch), acc_vgpr_budget(arch), max_lanes(arch)
-    for t in GEMM_TILES:
+    for t in GEMM_TILES + (TENSILE_TILES if arch.vendor == "AMD" else ()):
         if t.lanes > lanes_max or t.lanes % arch.wave_size:
             continue
         if t.m * t.n * acc / (4.0 * t.lanes) > budget:
