@@ -187,6 +187,10 @@ class Arch:
             return q.value * self._scope_count(q.per, lv) * (clock_hz or self.clock_hz)
         return q.value * self._scope_count(q.per, lv)
 
+    def latency(self, name: str) -> SpecValue | None:
+        """The level's load-to-use latency from the spec (a published pointer chase), or None."""
+        return self.tree["memory"].get(name, {}).get("latency")
+
     def achievable_bandwidth(self, name: str) -> SpecValue | None:
         return self._measured.get("bandwidth", {}).get(name)
 

@@ -66,6 +66,9 @@ RANGES: dict[str, tuple[float, float]] = {
 WAVE_SIZES = (1, 1024)
 
 
+LATENCY_RANGE = (1e-9, 1e-5)  # a load-to-use latency, in seconds
+
+
 def Q(dim: str, range: tuple[float, float] | None = None, **extra) -> tuple:
     return ("q", dim, extra, range or RANGES.get(dim))
 
@@ -85,6 +88,8 @@ LEVEL = (
         "bandwidth": (("bw",), True),
         "channels": (Q("count"), False),
         "line": (Q("bytes"), False),
+        # idle load-to-use latency of one access that hits this level (a pointer chase); 1 ns .. 10 us
+        "latency": (Q("time", LATENCY_RANGE), False),
     },
 )
 SCHEMA = (

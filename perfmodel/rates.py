@@ -175,7 +175,21 @@ def scope_overhead_s(arch: Arch, scope: str) -> float:
 
 
 def latency_s(arch: Arch, level: str) -> float:
-    return constants()["latency_ns"].get(level, {"value": 338})["value"] * 1e-9
+    """Idle load-to-use latency of one access at a level, in seconds: the spec's own pointer-chase
+    figure (``memory.<level>.latency``) where it has one, else the default of
+    model_constants.yaml ``latency_ns`` (one set for every GPU)."""
+    return latency_used(arch, level)[0]
+
+
+def latency_used(arch: Arch, level: str) -> tuple[float, str]:
+    """(seconds, provenance) of `latency_s`: which figure a Little's-law cap or a fill term used."""
+    q = arch.latency(level)
+    if q is not None:
+        return q.value, f"{arch.key} {level} latency: {q.describe_source(arch.sources)}"
+    c = constants()["latency_ns"].get(level)
+    if c is None:
+        return 338e-9, f"no {level} latency in the spec or model_constants.yaml: the hbm default 338 ns"
+    return c["value"] * 1e-9, f"default {level} latency (model_constants.yaml): {c['source']}"
 
 
 def transcendental_rate(arch: Arch) -> float:

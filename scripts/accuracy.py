@@ -114,6 +114,9 @@ def calibration_sources() -> dict:
     per_arch: dict[str, dict] = {}
     compute: dict[str, str] = {}
     bandwidth: dict[str, str] = {}
+    # per-GPU pointer-chase latencies (memory.<level>.latency) are used in both modes: pooled
+    # with the default's source, like the constant they override
+    latency: dict[str, str] = {"S19": "te42kyfo/gpu-benches pointer chase"}
     for f in sorted((ROOT / "archspecs").glob("*.yaml")):
         spec = yaml.safe_load(f.read_text()) or {}
         m, descr = spec.get("measured") or {}, spec.get("sources") or {}
@@ -121,6 +124,9 @@ def calibration_sources() -> dict:
         for acc, part in ((compute, "compute"), (bandwidth, "bandwidth")):
             for k, v in _with_text(_sources(m.get(part), set()), descr).items():
                 acc[k] = acc.get(k, "") + " | " + v
+        lat = [lv.get("latency") for lv in (spec.get("memory") or {}).values() if isinstance(lv, dict)]
+        for k, v in _with_text(_sources(lat, set()), descr).items():
+            latency[k] = latency.get(k, "") + " | " + v
     mm = {"gemm", "grouped_gemm", "attention", "moe", "conv2d"}
     constants = {
         "matrix_efficiency": {
@@ -129,7 +135,7 @@ def calibration_sources() -> dict:
         },
         "matrix_fraction_of_peak": {"sources": compute, "families": mm},
         "bandwidth_efficiency": {"sources": bandwidth, "families": None},  # every family moves bytes
-        "latency_ns": {"sources": {"S19": "te42kyfo/gpu-benches pointer chase"}, "families": None},
+        "latency_ns": {"sources": latency, "families": None},
     }
     return {"per_arch": per_arch, "constants": constants}
 

@@ -56,7 +56,7 @@ def _muts():
         s["memroy"] = s.pop("memory")
 
     def unknown_nested(s):
-        s["memory"]["hbm"]["latency"] = {"value": 1, "unit": "us", "source": "S1"}
+        s["memory"]["hbm"]["latncy"] = {"value": 1, "unit": "us", "source": "S1"}
 
     def missing_required(s):
         del s["compute"]["cus"]
@@ -112,6 +112,21 @@ def _muts():
     def not_a_mapping(s):
         s["compute"]["clock"]["peak"] = 2100
 
+    def latency_zero(s):
+        s["memory"]["hbm"]["latency"] = {"value": 0, "unit": "ns", "source": "S1"}
+
+    def latency_too_long(s):
+        s["memory"]["l2"]["latency"] = {"value": 5, "unit": "ms", "source": "S1"}
+
+    def latency_not_a_time(s):
+        s["memory"]["l1"]["latency"] = {"value": 120, "unit": "MHz", "source": "S1"}
+
+    def latency_cycles(s):
+        s["memory"]["l1"]["latency"] = {"value": 120, "unit": "cycles", "source": "S1"}
+
+    def latency_unknown_source(s):
+        s["memory"]["mall"]["latency"] = {"value": 200, "unit": "ns", "source": "S98"}
+
     def nan_value(s):
         s["launch"]["overhead"]["value"] = float("nan")
 
@@ -120,7 +135,7 @@ def _muts():
 
     return [
         ("unknown-top-level-key", unknown_top, "memroy", "did you mean 'memory'"),
-        ("unknown-nested-key", unknown_nested, "memory.hbm.latency", "unknown key"),
+        ("unknown-nested-key", unknown_nested, "memory.hbm.latncy", "did you mean 'latency'"),
         ("missing-required-field", missing_required, "compute.cus", "missing required field"),
         ("wrong-type", wrong_type, "compute.cus.value", "expected a number"),
         ("wrong-unit", wrong_unit, "memory.hbm.capacity.unit", "GB/s"),
@@ -141,6 +156,11 @@ def _muts():
         ("bare-number-for-quantity", not_a_mapping, "compute.clock.peak", "expected a quantity"),
         ("nan-value", nan_value, "launch.overhead.value", "expected a finite number"),
         ("bad-benchmark-shape", bad_benchmark_shape, "measured.compute.mfma.fp8.shape.k", "expected a number between"),
+        ("latency-zero", latency_zero, "memory.hbm.latency.value", "expected a number between 1 and 10000"),
+        ("latency-too-long", latency_too_long, "memory.l2.latency.value", "expected a number between"),
+        ("latency-not-a-time", latency_not_a_time, "memory.l1.latency.unit", "expected a time unit"),
+        ("latency-in-cycles", latency_cycles, "memory.l1.latency.unit", "expected a time unit"),
+        ("latency-unknown-source", latency_unknown_source, "memory.mall.latency.source", "S98"),
     ]
 
 

@@ -86,6 +86,7 @@ def _walk(node, path: str, sources: dict, rows: list) -> None:
 def show_rows(key: str) -> tuple[list[dict], list[dict]]:
     """(spec rows with sources, derived rows: peaks per pipe/dtype and bandwidth per level)."""
     from perfmodel.arch import load_arch
+    from perfmodel.rates import latency_used
 
     a = load_arch(key)
     spec: list[dict] = []
@@ -113,6 +114,18 @@ def show_rows(key: str) -> tuple[list[dict], list[dict]]:
                 "unit": "MiB total",
                 "derivation": f"{size / 1024:g} KiB per {per}" if size < 2**20 else f"{size / 2**20:g} MiB per {per}",
                 "measured_by": "",
+            }
+        )
+    for lv in a.levels:
+        secs, prov = latency_used(a, lv)
+        derived.append(
+            {
+                "ceiling": f"{lv} latency",
+                "theoretical": secs * 1e9,
+                "measured": None,
+                "unit": "ns",
+                "derivation": "the spec's pointer chase" if a.latency(lv) is not None else "model_constants.yaml default",
+                "measured_by": prov,
             }
         )
     return spec, derived
