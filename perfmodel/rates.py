@@ -61,14 +61,19 @@ def benchmark_fill(arch: Arch, pipe: str, dtype: str, q: SpecValue) -> float:
     if key not in _FILL_CACHE:
         import numpy as np
 
+        from perfmodel.errors import InputError
         from perfmodel.estimate import occupancy
         from perfmodel.models.registry import get_model
 
         model = get_model("gemm")
         p = {name: spec.default for name, spec in model.params.items()}
         p.update(m=np.array([m]), n=np.array([n]), k=np.array([k]), batch=np.array([1.0]))
-        work = model.fn(p, arch, dtype)
-        _FILL_CACHE[key] = float(occupancy(arch, work, (1,))["quantization"][0])
+        try:
+            work = model.fn(p, arch, dtype)
+        except InputError:  # a shape or dtype the GEMM model refuses: the figure is used as measured
+            _FILL_CACHE[key] = 1.0
+        else:
+            _FILL_CACHE[key] = float(occupancy(arch, work, (1,))["quantization"][0])
     return _FILL_CACHE[key]
 
 

@@ -65,9 +65,12 @@ def _walk(node, path: str, sources: dict, rows: list) -> None:
                 "note": node.note,
             }
         )
-        for k in ("plain", "benchmark", "clock"):
+        for k in ("plain", "benchmark", "clock", "shape"):
             if k in node.extra:
-                rows[-1]["note"] = (rows[-1]["note"] + f"; {k}: {node.extra[k]}").lstrip("; ")
+                v = node.extra[k]
+                if k == "shape":  # the benchmark GEMM of a measured rate
+                    v = " ".join(f"{d}={v[d]:g}" for d in ("m", "n", "k"))
+                rows[-1]["note"] = (rows[-1]["note"] + f"; {k}: {v}").lstrip("; ")
         for i, alt in enumerate(node.extra.get("alternatives", [])):
             _walk(alt, f"{path}.alternatives[{i}]", sources, rows)
             rows[-1]["note"] = (rows[-1]["note"] + f"; benchmark: {alt.extra.get('benchmark', '')}").lstrip("; ")
