@@ -55,6 +55,9 @@ class Launch:
     # the heaviest tile's work / the mean tile's work (causal attention: the last query block sees
     # every key); an under-filled grid lasts as long as its heaviest tile
     tile_imbalance: Any = 1.0
+    # bytes one workgroup of a tiled kernel writes after its main loop (a GEMM's C tile, an
+    # attention tile's O): with one workgroup per CU nothing overlaps that write
+    epilogue_bytes: Any = 0.0
 
 
 class LevelBytes:

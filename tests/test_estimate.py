@@ -194,13 +194,14 @@ def test_tiled_kernels_pay_pipeline_fill_and_drain():
     import perfmodel
     from perfmodel.rates import latency_s
 
-    a = load_arch("mi300x")
-    (big,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=8192, n=8192, k=8192)
-    assert big.tile in ("256x256x32", "256x192x32") and big.wgs_per_cu == 1
-    rounds = math.ceil(big.grid / a.cus)  # 1024 (1376) tiles on 304 CUs: 4 (5) rounds
+    a = load_arch("h100")  # no exposed epilogue writes on NVIDIA (see the next test)
+    (big,) = perfmodel.predict("gemm", "h100", dtype="bf16", m=8192, n=8192, k=8192)
+    assert big.wgs_per_cu == 1
+    rounds = math.ceil(big.grid / a.cus)
     assert big.terms_s["fill"] == pytest.approx(2 * rounds * latency_s(a, "hbm"))
     body = max(v for k, v in big.terms_s.items() if k not in ("fill", "launch"))
     assert big.time_s == pytest.approx(body + big.terms_s["fill"] + big.terms_s["launch"])
+    a = load_arch("mi300x")
     (skinny,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=16, n=1024, k=65536)
     assert skinny.wgs_per_cu >= 2  # other resident tiles hide the later rounds' fill
     assert skinny.terms_s["fill"] == pytest.approx(3 * latency_s(a, "hbm"))  # split-K
@@ -247,3 +248,42 @@ def test_tensile_tile_widths_only_on_amd():
     for key, amd in (("mi300x", True), ("h100", False)):
         got = {t for t, _ in tiles.gemm_candidates(load_arch(key), 2.0, 4.0)}
         assert (tiles.Tile(256, 192, 256) in got) is amd, key
+
+
+def test_amd_tiles_alone_on_a_cu_expose_their_epilogue_writes():
+    """S_ENDPGM waits for the wave's outstanding memory operations (CDNA4 ISA, SOPP), so with one
+    workgroup per CU a round's C writes follow its compute: a compute-bound MI300X GEMM pays the
+    rounds' C bursts at the bandwidth of the level that holds them, H100 (persistent kernels,
+    no such rule) does not; a kernel already bound by a memory term that holds those writes
+    gets nothing more."""
+    import math
+
+    import perfmodel
+    from perfmodel.estimate import _epilogue_drain, occupancy
+    from perfmodel.models.registry import get_model
+    from perfmodel.rates import bandwidth, latency_s
+
+    a = load_arch("mi300x")
+    (big,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=8192, n=8192, k=8192)
+    assert big.wgs_per_cu == 1 and big.bound == "compute:mfma"
+    rounds = math.ceil(big.grid / a.cus)
+    tm, tn = (int(x) for x in big.tile.split("x")[:2])
+    burst = a.cus * tm * tn * 2.0  # one round of bf16 C tiles (30-40 MiB)
+    level = "l2" if burst <= a.capacity("l2") else "mall"
+    expected = 2 * rounds * latency_s(a, "hbm") + rounds * burst / bandwidth(a, level)[0]
+    assert big.terms_s["fill"] == pytest.approx(expected)
+    # a short-K GEMM: each round's compute plus its C write, or the memory terms (which hold
+    # those writes) where they take longer: time = max(body, compute + drain) + latencies + launch
+    p = {n: s.default for n, s in get_model("gemm").params.items()}
+    p.update(m=np.array([65536.0]), n=np.array([8192.0]), k=np.array([128.0]), batch=np.array([1.0]))
+    w = get_model("gemm").fn(p, a, "bf16")
+    est = estimate(w, a)
+    occ = occupancy(a, w, (1,))
+    assert occ["wgs_per_cu"][0] < 2
+    rounds = math.ceil(occ["grid"][0] / a.cus)
+    drain = rounds * _epilogue_drain(a, occ, w.launch, False)[0]
+    body = max(v[0] for k, v in est.terms.items() if k not in ("fill", "launch"))
+    comp = max(v[0] for k, v in est.terms.items() if k.startswith("compute:"))
+    lat = 2 * rounds * latency_s(a, "hbm")
+    assert drain > 0
+    assert est.time_s[0] == pytest.approx(max(body, comp + drain) + lat + est.terms["launch"][0])

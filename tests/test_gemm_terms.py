@@ -73,7 +73,12 @@ def test_cli_json_split_fill_and_k_loop_agree():
         split = r["grid"] / (np.ceil(m / tm) * np.ceil(n / tn))
         assert (split > 1) == split_expected
         assert ("split-K" in (r.get("notes") or "")) == split_expected
-        # prologue load + epilogue store, and the split-K reduction's read-back
-        assert r["terms_us"]["fill"] == pytest.approx((3 if split_expected else 2) * lat)
+        # prologue load + epilogue store, and the split-K reduction's read-back (one workgroup
+        # per CU on AMD: plus the exposed C writes, tests/test_estimate.py)
+        serial = (3 if split_expected else 2) * lat
+        if r["wgs_per_cu"] >= 2:
+            assert r["terms_us"]["fill"] == pytest.approx(serial)
+        else:
+            assert r["terms_us"]["fill"] > serial
         rounds = np.ceil(r["grid"] / (304 * r["wgs_per_cu"]))
         assert r["terms_us"]["latency:k_loop"] == pytest.approx(rounds * np.ceil(k / (split * tk)) * step)

@@ -116,6 +116,8 @@ def attention(p: dict, arch, dtype: str) -> Work:
         stream_k=False,
         tile_imbalance=_tile_imbalance(x, bo, bi),
         kernels=_kernels(x, split),
+        # written after the KV (fwd) or query (bwd) loop: O and its row statistics; dK and dV
+        epilogue_bytes=np.where(x.phase == "fwd", bo * (d * elem + 4.0), 2.0 * bo * d * elem),
     )
     if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))

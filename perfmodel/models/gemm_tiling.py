@@ -305,6 +305,7 @@ def gemm_work(
         # loads and stores at the matrix edges, so a partial tile's missing rows and columns cost
         # matrix-pipe time like real ones
         useful_fraction=m * n / (np.ceil(m / tm) * tm * np.ceil(n / tn) * tn),
+        epilogue_bytes=tm * tn * np.where(split > 1, PARTIAL_BYTES, out_elem * out_scale),
     )
     if np.any(split > 1):
         launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
