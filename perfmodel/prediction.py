@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from perfmodel.arch import DEFAULT_ARCH, Arch, load_arch
-from perfmodel.cases import Case, normalize
+from perfmodel.cases import Case, normalize, normalize_all  # noqa: F401 - normalize_all: also imported from here
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
 from perfmodel.record import Prediction
@@ -188,36 +188,6 @@ def _band(kernel: str) -> tuple[float, float]:
 
     lo, hi, _, _ = band(kernel)
     return lo, hi
-
-
-def normalize_all(
-    raws: Iterable[dict],
-    archs: list[str | Arch] | None = None,
-    dtype: str | None = None,
-    source: str | None = None,
-    kernel: str | None = None,
-    problems: list | None = None,
-    scope: str | None = None,
-) -> list[Case]:
-    """Validate raw cases; with several archs each case is expanded once per arch.
-
-    ``problems``: a list to collect the `InputError` of every invalid case instead of raising
-    at the first; the valid cases are returned. ``scope``: the timing scope of cases that do
-    not give their own (default ``kernel``).
-    """
-    out: list[Case] = []
-    for i, raw in enumerate(raws):
-        targets = archs if archs and len(archs) > 1 and "arch" not in raw else [archs[0] if archs else None]
-        for a in targets:
-            try:
-                out.append(normalize(raw, i, a, dtype, source, kernel, scope))
-            except InputError as e:
-                if problems is None:
-                    raise
-                e.index = i
-                problems.append(e)
-                break  # the same case is wrong on every arch: one line
-    return out
 
 
 def predict_on(raw: dict, arch: Arch, index: int = 0, source: str | None = None) -> Prediction:
