@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -232,7 +233,8 @@ def _normalize_one(raw: dict, i: int, ctx: tuple) -> list[Case] | InputError:
 def _normalize_group(raws: list, idx: list[int], kernel: str, keys: tuple, ctx: tuple, done: list) -> None:
     """`normalize` of the cases ``raws[i] for i in idx``, which share ``kernel`` and their keys
     (in order): fills ``done[i]`` with their Cases where every check passes; leaves None (for
-    `normalize` to redo, and to word the error) where any check is in doubt."""
+    `normalize` to redo, and to word the error) where any check is in doubt. Every key is a
+    column, each distinct value of a text key checked once."""
     archs, dtype_default, _source, _kernel, scope_default = ctx
     try:
         model = get_model(kernel)
@@ -245,63 +247,91 @@ def _normalize_group(raws: list, idx: list[int], kernel: str, keys: tuple, ctx: 
         return  # a missing parameter: normalize names it
     defaults = {n: p.default for n, p in model.params.items() if n not in names}
     group = [raws[i] for i in idx]
+    n = len(group)
     bad: set[int] = set()  # positions in the group that normalize must redo
-    columns = [_column(model.params[k], [r[k] for r in group], bad) for k in names]
+    rows = zip(*[_column(model.params[k], [r[k] for r in group], bad) for k in names], strict=True) if names else repeat(())
     has = set(keys)
-    dtypes_ok: dict[str, bool] = {}
-    warm_memo: dict = {}
+
+    def column(key: str, default: Any, check) -> Iterable:
+        """The checked values of a base key (``check(v)``: the value, or _BAD), ``default`` where absent."""
+        if key not in has:
+            v = check(default)
+            if v is _BAD:
+                bad.update(range(n))
+            return repeat(v)
+        memo: dict = {}
+        out = [_memo_call(check, r[key], memo) for r in group]
+        bad.update(i for i, v in enumerate(out) if v is _BAD)
+        return out
+
+    def dtype_of(v: Any) -> Any:
+        dt = str(v or dtype_default or model.default_dtype)
+        return dt if dt in dtypes.SIZE else _BAD
+
+    def scope_of(v: Any) -> Any:
+        v = "kernel" if v in (None, "") else v
+        return v if v.__class__ is str and v in SCOPES else _BAD
+
+    def warm_of(v: Any) -> Any:
+        if v in (None, ""):
+            return None
+        try:
+            return convert_param(WARM, v, None)
+        except InputError:
+            return _BAD
+
+    dts = column("dtype", None, dtype_of)
+    scs = column("scope", scope_default, scope_of)
+    warms = column("warm", None, warm_of)
+    ids = [None if (v := r.get("id")) is None else str(v) for r in group] if "id" in has else repeat(None)
     targets = _targets(group[0], archs)  # the same for the whole group: it depends on the keys only
-    for pos, (raw, vals) in enumerate(zip(group, zip(*columns, strict=True) if columns else [()] * len(group), strict=True)):
+    if "arch" in has:
+        arch_col = [r["arch"] for r in group]
+        bad.update(i for i, a in enumerate(arch_col) if a in (None, ""))
+        arch_col = [a if isinstance(a, Arch) else str(a) for a in arch_col]
+    elif any(t in (None, "") for t in targets):
+        return  # no arch: normalize says so
+    else:
+        targets = [t if isinstance(t, Arch) else str(t) for t in targets]
+        arch_col = repeat(targets[0])
+    name = model.name
+    for pos, vals, dt, sc, warm, cid, a in zip(range(n), rows, dts, scs, warms, ids, arch_col, strict=False):  # repeat()s
         if pos in bad:
             continue
-        dt = str(raw.get("dtype") or dtype_default or model.default_dtype)
-        ok = dtypes_ok.get(dt)
-        if ok is None:
-            ok = dtypes_ok[dt] = dt in dtypes.SIZE
-        sc = raw["scope"] if "scope" in has else scope_default
-        sc = "kernel" if sc in (None, "") else sc
-        if not ok or sc.__class__ is not str or sc not in SCOPES:
-            continue
-        warm = raw.get("warm")
-        if warm in (None, ""):
-            warm = None
-        else:
-            warm = _memo(WARM, warm, warm_memo)
-            if warm is _BAD:
-                continue
-        cid = raw.get("id")
-        cid = None if cid is None else str(cid)
         params = dict(zip(names, vals, strict=True))
         params.update(defaults)
-        cases = []
-        for t in targets:
-            a = raw["arch"] if "arch" in has else t
-            if a in (None, ""):
-                break
-            a = a if isinstance(a, Arch) else str(a)
-            cases.append(Case(idx[pos], cid, a, model.name, dt, params if len(targets) == 1 else dict(params), model, sc, warm))
-        else:
-            done[idx[pos]] = cases
+        if len(targets) == 1:
+            done[idx[pos]] = [Case(idx[pos], cid, a, name, dt, params, model, sc, warm)]
+        else:  # one case per arch, each with its own params
+            done[idx[pos]] = [Case(idx[pos], cid, t, name, dt, dict(params), model, sc, warm) for t in targets]
 
 
-_BAD = object()
-
-
-def _memo(p: Param, v: Any, memo: dict) -> Any:
-    """`convert_param` of a text or bool value, once per distinct value (keyed by type too:
-    ``1 == True`` but ``str(1) != str(True)``); ``_BAD`` where it raises or cannot be hashed."""
+def _memo_call(check, v: Any, memo: dict) -> Any:
+    """``check(v)`` once per distinct value (keyed by type too: ``1 == True`` but ``str(1) !=
+    str(True)``); ``_BAD`` for a value that cannot be hashed."""
     try:
         key = (v.__class__, v)
         out = memo.get(key, memo)
     except TypeError:  # unhashable (a list, a mapping)
         return _BAD
     if out is memo:
-        try:
-            out = convert_param(p, v, None)
-        except InputError:
-            out = _BAD
-        memo[key] = out
+        out = memo[key] = check(v)
     return out
+
+
+_BAD = object()
+
+
+def _memo(p: Param, v: Any, memo: dict) -> Any:
+    """`convert_param` of a text or bool value, once per distinct value; ``_BAD`` where it raises."""
+
+    def convert(x: Any) -> Any:
+        try:
+            return convert_param(p, x, None)
+        except InputError:
+            return _BAD
+
+    return _memo_call(convert, v, memo)
 
 
 def _column(p: Param, col: list, bad: set[int]) -> list:

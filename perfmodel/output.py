@@ -134,12 +134,14 @@ def render(
     headers: dict[str, str] | None = None,
     title: str | None = None,
 ) -> str:
-    """Render rows in one of FORMATS. ``columns`` picks and orders table/csv/md columns."""
+    """Render rows in one of FORMATS. ``columns`` picks and orders table/csv/md columns.
+
+    jsonl encodes the rows as they come (a generator's rows are dropped once written)."""
+    if fmt == "jsonl":
+        return "".join([_dumps_line(r) + "\n" for r in rows])
     rows = list(rows)
     if fmt == "json":
         return json.dumps(_clean(rows), indent=2, default=_json_default) + "\n"
-    if fmt == "jsonl":
-        return "".join(_dumps_line(r) + "\n" for r in rows)
     flat = [_flatten(r) for r in rows]
     cols = _columns(flat, columns)
     heads = [(headers or {}).get(c, c) for c in cols]

@@ -123,6 +123,7 @@ class Prediction:
         hb = b.get(self.memory_level, 0.0)
         lo, hi = self.band
         row: dict[str, Any] = {
+            "id": self.id,  # deleted below where None (cheaper than a copy to put it first)
             "arch": self.arch,
             "kernel": self.kernel,
             "dtype": self.dtype,
@@ -144,8 +145,8 @@ class Prediction:
             "grid": self.grid,
             "wgs_per_cu": self.wgs_per_cu,
         }
-        if self.id is not None:
-            row = {"id": self.id, **row}
+        if self.id is None:
+            del row["id"]
         if self.iops_by:  # only kernels with integer work carry it (other rows are unchanged)
             row["iops_by"] = self.iops_by
         if self.notes:
