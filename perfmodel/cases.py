@@ -25,7 +25,7 @@ BASE_KEYS = ("id", "arch", "kernel", "dtype", "scope", "warm")
 WARM = Param("warm", bool, False)
 
 
-@dataclass
+@dataclass(slots=True)
 class Case:
     """A validated case: parameters converted to their types, defaults filled in."""
 
@@ -322,36 +322,39 @@ def _memo_call(check, v: Any, memo: dict) -> Any:
 _BAD = object()
 
 
-def _memo(p: Param, v: Any, memo: dict) -> Any:
-    """`convert_param` of a text or bool value, once per distinct value; ``_BAD`` where it raises."""
-
-    def convert(x: Any) -> Any:
-        try:
-            return convert_param(p, x, None)
-        except InputError:
-            return _BAD
-
-    return _memo_call(convert, v, memo)
-
-
 def _column(p: Param, col: list, bad: set[int]) -> list:
     """`convert_param` of one parameter over a group of cases: the converted values, with the
     positions it cannot vouch for added to ``bad``."""
     if p.kind in (str, bool):
+
+        def convert(v: Any) -> Any:
+            try:
+                return convert_param(p, v, None)
+            except InputError:
+                return _BAD
+
         memo: dict = {}
-        out = [_memo(p, v, memo) for v in col]
+        out = [_memo_call(convert, v, memo) for v in col]
         bad.update(i for i, v in enumerate(out) if v is _BAD)
         return out
+    import numpy as np
+
     # numbers: ints and floats only (text, bools, numpy scalars: convert_param redoes them)
     try:
         out = [float(v) if v.__class__ is int or v.__class__ is float else math.nan for v in col]
     except OverflowError:  # an int beyond floats
         out = [_float(v) for v in col]
-    lo, hi = max(p.minimum, -MAX_PARAM), MAX_PARAM
-    for i, v in enumerate(out):
-        # the checks of convert_param: finite, |v| <= 2**53, whole for int, a choice, >= minimum
-        if not (lo <= v <= hi) or (p.kind is int and not v.is_integer()) or (p.choices and v not in p.choices):
-            bad.add(i)
+    # the checks of convert_param, all values at once: finite, |v| <= 2**53, >= minimum, whole
+    # for an int, one of the choices
+    a = np.array(out, dtype=float)
+    with np.errstate(invalid="ignore"):
+        ok = (a >= max(p.minimum, -MAX_PARAM)) & (a <= MAX_PARAM)
+        if p.kind is int:
+            ok &= np.floor(a) == a
+    if p.choices:
+        ok &= np.array([v in p.choices for v in out], dtype=bool)
+    if not ok.all():
+        bad.update(np.flatnonzero(~ok).tolist())
     return out
 
 
