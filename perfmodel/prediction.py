@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from itertools import repeat
+from operator import attrgetter, itemgetter
+from types import NoneType
 from typing import Any
 
 import numpy as np
@@ -116,24 +118,24 @@ def _shapes(cases: list[Case]) -> list[dict[str, Any]]:
 
     Column by column where every case lists its parameters in the same order (a batch from one
     file), else case by case; the same dicts either way."""
-    keys = list(cases[0].params) if cases else []
-    same = all(list(c.params) == keys for c in cases[1:])
-    if not same:
-        return [_shape(c.params) for c in cases]
+    params = list(map(attrgetter("params"), cases))
+    if len(set(map(tuple, params))) != 1:
+        return list(map(_shape, params))
     cols, kept = [], []
-    for k in keys:
-        col = [c.params[k] for c in cases]
-        if all(v is None for v in col):  # left None in every case (attention's seq_kv)
+    for k in params[0]:
+        col = list(map(itemgetter(k), params))
+        types = set(map(type, col))
+        if types == {NoneType}:  # left None in every case (attention's seq_kv)
             continue
-        if all(v.__class__ is float for v in col):
+        if types == {float}:
             a = np.array(col, dtype=float)
             if np.all(np.floor(a) == a) and np.all(np.abs(a) < 2.0**62):  # int(v) of each, in one go
                 col = a.astype(np.int64).tolist()
             else:
                 col = [int(v) if v.is_integer() else v for v in col]
-        elif any(v is None for v in col):
-            return [_shape(c.params) for c in cases]
-        else:
+        elif NoneType in types:
+            return list(map(_shape, params))
+        elif float in types:
             col = [int(v) if v.__class__ is float and v.is_integer() else v for v in col]
         cols.append(col)
         kept.append(k)
