@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from types import SimpleNamespace
 
 import pytest
 
@@ -109,3 +110,35 @@ def test_json_lines_fast_decode_keeps_values(tmp_path):
     f = tmp_path / "c.jsonl"
     f.write_text(" " + "\n".join(json.dumps(r) for r in rows) + "  \n")  # leading/trailing blanks too
     assert load_case_file(str(f)) == rows
+
+
+def test_batch_shapes_equal_case_by_case_shapes():
+    """`_shapes` (column by column) gives each case's `_shape`: whole floats as ints, None left
+    out, the case's own key order; mixed orders and partly-None columns go case by case."""
+    from perfmodel.prediction import _shape, _shapes
+
+    def cases(*params):  # _shapes reads only .params
+        return [SimpleNamespace(params=p) for p in params]
+
+    batches = [
+        [{"m": 4096.0, "n": 3.5, "layout": "tn", "kv": None, "b": 16}, {"m": 1.0, "n": 2.0, "layout": "nt", "kv": None, "b": 16}],
+        [{"m": 4096.0, "kv": None}, {"m": 2.0**60, "kv": 8.0}],  # partly None: case by case
+        [{"m": 1.0, "n": 2.0}, {"n": 2.0, "m": 1.0}],  # two orders
+        [{"m": 1.0, "n": 2}, {"m": 1, "n": 2.5}],  # ints and floats mixed in a column
+        [{"m": True, "n": 1e300}],
+        [{}],
+    ]
+    for params in batches:
+        got = _shapes(cases(*params))
+        assert got == [_shape(p) for p in params]
+        assert [list(g.items()) for g in got] == [list(_shape(p).items()) for p in params]  # order, int vs float
+        assert [[type(v) for v in g.values()] for g in got] == [[type(v) for v in _shape(p).values()] for p in params]
+
+
+def test_prediction_many_needs_every_field():
+    from itertools import repeat
+
+    from perfmodel.record import Prediction
+
+    with pytest.raises(TypeError, match="every field"):
+        Prediction.many(1, arch=["mi300x"], kernel=repeat("gemm"))
