@@ -142,3 +142,20 @@ def test_prediction_many_needs_every_field():
 
     with pytest.raises(TypeError, match="every field"):
         Prediction.many(1, arch=["mi300x"], kernel=repeat("gemm"))
+
+
+def test_reused_line_encoder_writes_what_json_writes():
+    """The C encoder made once (`output._line_encoder`) gives `JSONEncoder.encode`'s text, key
+    memo and all, across rows; inf/nan still go through the clean-up (null)."""
+    import numpy as np
+
+    from perfmodel.output import _LINE_ENCODER, _dumps_line, _encode_line
+
+    rows = [
+        {"id": "a\u00e9\n\"", "x": 1.5, "y": [1e-7, 2.0, None, True, 3], "shape": {"m": 4096, "k": 0.1}},
+        {"x": 1e300, "shape": {"k": 0.2, "m": 1}, "n": np.float64(2.5), "i": np.int64(7)},  # same keys again, numpy via default
+        {"\u2028key": "v"},
+    ]
+    for r in rows:
+        assert _encode_line(r) == _LINE_ENCODER.encode(r) == json.dumps(r, default=lambda o: o.item())
+    assert _dumps_line({"t": float("inf"), "u": [float("nan")]}) == '{"t": null, "u": [null]}'
