@@ -6,14 +6,17 @@ kernel's registered parameters and reports the case and key of the first problem
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from perfmodel import dtypes
 from perfmodel.arch import Arch
 from perfmodel.errors import InputError, one_line
-from perfmodel.models.registry import KernelModel, Param, convert_param, get_model
+from perfmodel.models.registry import MAX_PARAM, KernelModel, Param, convert_param, get_model
 from perfmodel.vocab import SCOPES
 
 # keys every family accepts; ``scope`` says what a predicted time covers (perfmodel.vocab.SCOPES);
@@ -22,7 +25,7 @@ BASE_KEYS = ("id", "arch", "kernel", "dtype", "scope", "warm")
 WARM = Param("warm", bool, False)
 
 
-@dataclass
+@dataclass(slots=True)
 class Case:
     """A validated case: parameters converted to their types, defaults filled in."""
 
@@ -75,6 +78,24 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
 
 # one decoder for every line (json.loads with a hook builds a new one per call)
 _JSON_LINE = json.JSONDecoder(object_pairs_hook=_unique_keys)
+_SCAN = json.JSONDecoder().scan_once  # the C scanner, no hook: a dict keeps the last of a repeated key
+
+
+def _decode_line(line: str) -> Any:
+    """One JSON line: the plain C scanner where it provably saw no repeated key, else the
+    checking decoder (which names the repeated key, or the syntax error).
+
+    Proof for the fast path: each key-value pair has a colon outside strings, so pairs (at every
+    nesting level) <= all colons in the line; a top-level dict holds one entry per distinct key.
+    When the colons equal the dict's entries, every pair is a distinct top-level key.
+    """
+    try:
+        obj, end = _SCAN(line, 0)
+    except (StopIteration, ValueError, RecursionError):  # leading blank, bad syntax, huge integer
+        return _JSON_LINE.decode(line)
+    if end != len(line) or obj.__class__ is not dict or line.count(":") != len(obj):
+        return _JSON_LINE.decode(line)
+    return obj
 
 
 def load_case_file(path: str) -> list[dict]:
@@ -89,10 +110,10 @@ def load_case_file(path: str) -> list[dict]:
     if p.suffix in (".jsonl", ".json", ".ndjson") or stripped.startswith("{"):
         rows = []
         for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
+            if not line or line.isspace():
                 continue
             try:
-                obj = _JSON_LINE.decode(line)
+                obj = _decode_line(line)
             except json.JSONDecodeError as e:
                 raise InputError(f"line {n}: malformed JSON ({e.msg})", where=str(p)) from None
             except (ValueError, RecursionError) as e:  # a key given twice, integers too long, nesting
@@ -148,3 +169,200 @@ def normalize(
             params[name] = p.default
     arch = arch if isinstance(arch, Arch) else str(arch)
     return Case(index, None if cid is None else str(cid), arch, model.name, dtype, params, model, scope, warm)
+
+
+def normalize_all(
+    raws: Iterable[dict],
+    archs: list[str | Arch] | None = None,
+    dtype: str | None = None,
+    source: str | None = None,
+    kernel: str | None = None,
+    problems: list | None = None,
+    scope: str | None = None,
+) -> list[Case]:
+    """Validate raw cases (`normalize` each); with several archs each case is expanded once per
+    arch, in case order.
+
+    ``problems``: a list to collect the `InputError` of every invalid case (in case order)
+    instead of raising at the first; the valid cases are returned. ``scope``: the timing scope
+    of cases that do not give their own (default ``kernel``).
+
+    Speed (a 100k-case file): cases that share their kernel and key set are checked together
+    (`_normalize_group`: keys and defaults once per group, each parameter converted as a
+    column); a case the group check cannot vouch for goes through `normalize` itself, so every
+    error is `normalize`'s, word for word.
+    """
+    raws = raws if isinstance(raws, list) else list(raws)
+    done: list[list[Case] | InputError | None] = [None] * len(raws)
+    groups: dict[tuple, list[int]] = {}
+    for i, raw in enumerate(raws):
+        k = raw.get("kernel", kernel) if raw.__class__ is dict else None
+        if k.__class__ is str:
+            groups.setdefault((k, tuple(raw)), []).append(i)
+    ctx = (archs, dtype, source, kernel, scope)
+    for (k, keys), idx in groups.items():
+        _normalize_group(raws, idx, k, keys, ctx, done)
+    out: list[Case] = []
+    for i, d in enumerate(done):
+        if d is None:
+            d = done[i] = _normalize_one(raws[i], i, ctx)
+        if isinstance(d, InputError):
+            if problems is None:
+                raise d
+            problems.append(d)
+        else:
+            out += d
+    return out
+
+
+def _targets(raw: dict, archs) -> list:
+    """The archs one raw case is predicted on: its own ``arch``, else each of ``archs``."""
+    return archs if archs and len(archs) > 1 and "arch" not in raw else [archs[0] if archs else None]
+
+
+def _normalize_one(raw: dict, i: int, ctx: tuple) -> list[Case] | InputError:
+    """One raw case on each of its archs, or its first error (the same on every arch)."""
+    archs, dtype, source, kernel, scope = ctx
+    try:
+        return [normalize(raw, i, a, dtype, source, kernel, scope) for a in _targets(raw, archs)]
+    except InputError as e:
+        e.index = i
+        return e
+
+
+def _normalize_group(raws: list, idx: list[int], kernel: str, keys: tuple, ctx: tuple, done: list) -> None:
+    """`normalize` of the cases ``raws[i] for i in idx``, which share ``kernel`` and their keys
+    (in order): fills ``done[i]`` with their Cases where every check passes; leaves None (for
+    `normalize` to redo, and to word the error) where any check is in doubt. Every key is a
+    column, each distinct value of a text key checked once."""
+    archs, dtype_default, _source, _kernel, scope_default = ctx
+    try:
+        model = get_model(kernel)
+    except InputError:
+        return
+    names = [k for k in keys if k not in BASE_KEYS]
+    if any(k not in model.params for k in names):
+        return  # an unknown key: normalize names it
+    if any(p.required and n not in names for n, p in model.params.items()):
+        return  # a missing parameter: normalize names it
+    defaults = {n: p.default for n, p in model.params.items() if n not in names}
+    group = [raws[i] for i in idx]
+    n = len(group)
+    bad: set[int] = set()  # positions in the group that normalize must redo
+    rows = zip(*[_column(model.params[k], [r[k] for r in group], bad) for k in names], strict=True) if names else repeat(())
+    has = set(keys)
+
+    def column(key: str, default: Any, check) -> Iterable:
+        """The checked values of a base key (``check(v)``: the value, or _BAD), ``default`` where absent."""
+        if key not in has:
+            v = check(default)
+            if v is _BAD:
+                bad.update(range(n))
+            return repeat(v)
+        memo: dict = {}
+        out = [_memo_call(check, r[key], memo) for r in group]
+        bad.update(i for i, v in enumerate(out) if v is _BAD)
+        return out
+
+    def dtype_of(v: Any) -> Any:
+        dt = str(v or dtype_default or model.default_dtype)
+        return dt if dt in dtypes.SIZE else _BAD
+
+    def scope_of(v: Any) -> Any:
+        v = "kernel" if v in (None, "") else v
+        return v if v.__class__ is str and v in SCOPES else _BAD
+
+    def warm_of(v: Any) -> Any:
+        if v in (None, ""):
+            return None
+        try:
+            return convert_param(WARM, v, None)
+        except InputError:
+            return _BAD
+
+    dts = column("dtype", None, dtype_of)
+    scs = column("scope", scope_default, scope_of)
+    warms = column("warm", None, warm_of)
+    ids = [None if (v := r.get("id")) is None else str(v) for r in group] if "id" in has else repeat(None)
+    targets = _targets(group[0], archs)  # the same for the whole group: it depends on the keys only
+    if "arch" in has:
+        arch_col = [r["arch"] for r in group]
+        bad.update(i for i, a in enumerate(arch_col) if a in (None, ""))
+        arch_col = [a if isinstance(a, Arch) else str(a) for a in arch_col]
+    elif any(t in (None, "") for t in targets):
+        return  # no arch: normalize says so
+    else:
+        targets = [t if isinstance(t, Arch) else str(t) for t in targets]
+        arch_col = repeat(targets[0])
+    name = model.name
+    for pos, vals, dt, sc, warm, cid, a in zip(range(n), rows, dts, scs, warms, ids, arch_col, strict=False):  # repeat()s
+        if pos in bad:
+            continue
+        params = dict(zip(names, vals, strict=True))
+        params.update(defaults)
+        if len(targets) == 1:
+            done[idx[pos]] = [Case(idx[pos], cid, a, name, dt, params, model, sc, warm)]
+        else:  # one case per arch, each with its own params
+            done[idx[pos]] = [Case(idx[pos], cid, t, name, dt, dict(params), model, sc, warm) for t in targets]
+
+
+def _memo_call(check, v: Any, memo: dict) -> Any:
+    """``check(v)`` once per distinct value (keyed by type too: ``1 == True`` but ``str(1) !=
+    str(True)``); ``_BAD`` for a value that cannot be hashed."""
+    try:
+        key = (v.__class__, v)
+        out = memo.get(key, memo)
+    except TypeError:  # unhashable (a list, a mapping)
+        return _BAD
+    if out is memo:
+        out = memo[key] = check(v)
+    return out
+
+
+_BAD = object()
+
+
+def _column(p: Param, col: list, bad: set[int]) -> list:
+    """`convert_param` of one parameter over a group of cases: the converted values, with the
+    positions it cannot vouch for added to ``bad``."""
+    if p.kind in (str, bool):
+
+        def convert(v: Any) -> Any:
+            try:
+                return convert_param(p, v, None)
+            except InputError:
+                return _BAD
+
+        memo: dict = {}
+        out = [_memo_call(convert, v, memo) for v in col]
+        bad.update(i for i, v in enumerate(out) if v is _BAD)
+        return out
+    import numpy as np
+
+    # numbers: ints and floats only (text, bools, numpy scalars: convert_param redoes them)
+    try:
+        out = [float(v) if v.__class__ is int or v.__class__ is float else math.nan for v in col]
+    except OverflowError:  # an int beyond floats
+        out = [_float(v) for v in col]
+    # the checks of convert_param, all values at once: finite, |v| <= 2**53, >= minimum, whole
+    # for an int, one of the choices
+    a = np.array(out, dtype=float)
+    with np.errstate(invalid="ignore"):
+        ok = (a >= max(p.minimum, -MAX_PARAM)) & (a <= MAX_PARAM)
+        if p.kind is int:
+            ok &= np.floor(a) == a
+    if p.choices:
+        ok &= np.array([v in p.choices for v in out], dtype=bool)
+    if not ok.all():
+        bad.update(np.flatnonzero(~ok).tolist())
+    return out
+
+
+def _float(v: Any) -> float:
+    """float(v) of an int or a float; NaN (refused) for anything else or an int beyond floats."""
+    if v.__class__ is int or v.__class__ is float:
+        try:
+            return float(v)
+        except OverflowError:
+            return math.nan
+    return math.nan

@@ -57,10 +57,32 @@ def _clean(v):
 _LINE_ENCODER = json.JSONEncoder(allow_nan=False, default=_json_default, check_circular=False)
 
 
+def _line_encoder():
+    """``row -> str``: `_LINE_ENCODER.encode`, or where the C accelerator exists the very C
+    encoder it makes on every call, made once (its memo of encoded keys then lasts the run).
+    The arguments are those `json.JSONEncoder.iterencode` passes for ``_LINE_ENCODER``."""
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover - CPython builds have it
+        return _LINE_ENCODER.encode
+    enc = _LINE_ENCODER
+    try:
+        c = c_make_encoder(None, enc.default, json.encoder.encode_basestring_ascii, None, enc.key_separator,
+                           enc.item_separator, enc.sort_keys, enc.skipkeys, enc.allow_nan)
+        probe = {"a": [1.5, 1e-7, None, True, 3, "x\u00e9\n"], "b": {"c": 2.0}}
+        if "".join(c(probe, 0)) != enc.encode(probe):  # another Python's private signature
+            return enc.encode
+    except TypeError:  # pragma: no cover
+        return enc.encode
+    return lambda row: "".join(c(row, 0))
+
+
+_encode_line = _line_encoder()
+
+
 def _dumps_line(row: dict) -> str:
     """One JSON line; the inf/nan clean-up walk runs only for rows that need it."""
     try:
-        return _LINE_ENCODER.encode(row)
+        return _encode_line(row)
     except ValueError:
         return json.dumps(_clean(row), default=_json_default)
 
@@ -112,12 +134,14 @@ def render(
     headers: dict[str, str] | None = None,
     title: str | None = None,
 ) -> str:
-    """Render rows in one of FORMATS. ``columns`` picks and orders table/csv/md columns."""
+    """Render rows in one of FORMATS. ``columns`` picks and orders table/csv/md columns.
+
+    jsonl encodes the rows as they come (a generator's rows are dropped once written)."""
+    if fmt == "jsonl":
+        return "".join([_dumps_line(r) + "\n" for r in rows])
     rows = list(rows)
     if fmt == "json":
         return json.dumps(_clean(rows), indent=2, default=_json_default) + "\n"
-    if fmt == "jsonl":
-        return "".join(_dumps_line(r) + "\n" for r in rows)
     flat = [_flatten(r) for r in rows]
     cols = _columns(flat, columns)
     heads = [(headers or {}).get(c, c) for c in cols]

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from itertools import repeat
+from operator import attrgetter, itemgetter
+from types import NoneType
 from typing import Any
 
 import numpy as np
 
 from perfmodel.arch import DEFAULT_ARCH, Arch, load_arch
-from perfmodel.cases import Case, normalize
+from perfmodel.cases import Case, normalize, normalize_all  # noqa: F401 - normalize_all: also imported from here
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
 from perfmodel.record import Prediction
@@ -23,8 +26,13 @@ from perfmodel.record import Prediction
 
 # --- evaluation ------------------------------------------------------------------------------
 def _group_key(c: Case, warm: bool) -> tuple:
-    cats = tuple((n, c.params[n]) for n in c.model.categorical)
-    nones = tuple(n for n in c.model.numeric if c.params[n] is None)
+    """Cases with equal keys are evaluated in one vectorised call: arch, kernel, dtype, the text
+    and bool parameters, which numeric parameters are None, scope and warm."""
+    model, params = c.model, c.params
+    cats = tuple([params[n] for n in model.categorical])
+    nones = ()
+    if None in [params[n] for n in model.numeric]:
+        nones = tuple([n for n in model.numeric if params[n] is None])
     return (c.arch, c.kernel, c.dtype, cats, nones, c.scope, warm if c.warm is None else c.warm)
 
 
@@ -49,12 +57,12 @@ def evaluate(
     ``problems``: a list to collect one `InputError` per case that cannot be predicted (a dtype
     the GPU lacks, a shape the model refuses) instead of raising; those cases are left out.
     """
-    groups: dict[tuple, list[Case]] = defaultdict(list)
-    for c in cases:
-        groups[_group_key(c, warm)].append(c)
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for i, c in enumerate(cases):
+        groups[_group_key(c, warm)].append(i)
     out: list[Prediction | None] = [None] * len(cases)
-    pos = {id(c): i for i, c in enumerate(cases)}
-    for (arch_key, _kernel, dtype, cats, nones, scope, warm_g), members in groups.items():
+    for (arch_key, _kernel, dtype, cats, nones, scope, warm_g), idx in groups.items():
+        members = [cases[i] for i in idx]
         try:
             preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm_g, scope)
         except InputError as e:
@@ -64,8 +72,8 @@ def evaluate(
                 problems.append(InputError(e.detail, where=m.where, key=e.key or "arch"))
                 problems[-1].index = m.index
             continue
-        for m, p in zip(members, preds, strict=True):
-            out[pos[id(m)]] = p
+        for i, p in zip(idx, preds, strict=True):
+            out[i] = p
     return [p for p in out if p is not None]
 
 
@@ -82,7 +90,7 @@ def _evaluate_group(
     except InputError as e:  # a spec file's error keeps its file and key
         raise InputError(str(e) if e.where else e.detail, where=first.where, key="arch") from None
     model = first.model
-    params: dict[str, Any] = dict(cats)
+    params: dict[str, Any] = dict(zip(model.categorical, cats, strict=True))
     for n in model.numeric:
         params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
     with warm_caches(warm):
@@ -102,8 +110,41 @@ def _dicts(col: dict[str, list], n: int) -> list[dict]:
     """{key: [v0, v1, ...]} -> [{key: v0}, {key: v1}, ...] (same key order in every dict)."""
     if not col:
         return [{} for _ in range(n)]
-    keys = list(col)
-    return [dict(zip(keys, vals, strict=True)) for vals in zip(*col.values(), strict=True)]
+    return list(map(dict, map(zip, repeat(list(col)), zip(*col.values(), strict=True))))
+
+
+def _shapes(cases: list[Case]) -> list[dict[str, Any]]:
+    """Each case's shape: its parameters less those left None, whole floats written as ints.
+
+    Column by column where every case lists its parameters in the same order (a batch from one
+    file), else case by case; the same dicts either way."""
+    params = list(map(attrgetter("params"), cases))
+    if len(set(map(tuple, params))) != 1:
+        return list(map(_shape, params))
+    cols, kept = [], []
+    for k in params[0]:
+        col = list(map(itemgetter(k), params))
+        types = set(map(type, col))
+        if types == {NoneType}:  # left None in every case (attention's seq_kv)
+            continue
+        if types == {float}:
+            a = np.array(col, dtype=float)
+            if np.all(np.floor(a) == a) and np.all(np.abs(a) < 2.0**62):  # int(v) of each, in one go
+                col = a.astype(np.int64).tolist()
+            else:
+                col = [int(v) if v.is_integer() else v for v in col]
+        elif NoneType in types:
+            return list(map(_shape, params))
+        elif float in types:
+            col = [int(v) if v.__class__ is float and v.is_integer() else v for v in col]
+        cols.append(col)
+        kept.append(k)
+    return list(map(dict, map(zip, repeat(kept), zip(*cols, strict=True)))) if kept else [{} for _ in cases]
+
+
+def _shape(params: dict[str, Any]) -> dict[str, Any]:
+    """One case's shape (see `_shapes`)."""
+    return {k: int(v) if v.__class__ is float and v.is_integer() else v for k, v in params.items() if v is not None}
 
 
 def _tiles(est: Estimate, n: int) -> list[str | None]:
@@ -125,8 +166,8 @@ def _too_big(notes: str | None, written: float, capacity: float, mem: str) -> st
 def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
     """One `Prediction` per case of a batch.
 
-    Arrays become Python lists once per batch (not per case): this loop is what limits
-    `perfmodel predict --cases` on large files.
+    Arrays become Python lists once per batch (not per case), and each record field is one
+    list (`Prediction.many`): this is what limits `perfmodel predict --cases` on large files.
     """
     n = len(cases)
     work = est.work
@@ -139,48 +180,41 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
         "terms": {k: _list(v, n) for k, v in est.terms.items()},
     }
     per_case = {name: _dicts(col, n) for name, col in cols.items()}  # one dict per case, built by zip
-    time_s, bound = _list(est.time_s, n), _list(est.bound, n)
-    rtime, rbound = _list(est.roofline_time_s, n), _list(est.roofline_bound, n)
-    grid, wgs = _list(est.occupancy["grid"], n), _list(est.occupancy["wgs_per_cu"], n)
-    tiles = _tiles(est, n)
     notes = "; ".join(dict.fromkeys(est.notes)) if est.notes else None
-    rates_used = {t: float(np.ravel(r)[0]) for t, r in est.rates_used.rate.items()}
-    packed = frozenset(work.packed)
-    band = _band(cases[0].kernel) if cases else (1.0, 1.0)
-    arch_key, mem = est.arch.key, est.arch.memory_level
+    mem = est.arch.memory_level
     capacity = est.arch.capacity(mem)
-    written = cols["write"].get(mem, [0.0] * n)
-    out = []
-    for i, c in enumerate(cases):
-        out.append(
-            Prediction(
-                arch=arch_key,
-                kernel=c.kernel,
-                dtype=c.dtype,
-                shape={k: int(v) if v.__class__ is float and v.is_integer() else v for k, v in c.params.items() if v is not None},
-                time_s=time_s[i],
-                bound=bound[i],
-                flops_by=per_case["flops"][i],
-                iops_by=per_case["iops"][i],
-                bytes_read=per_case["read"][i],
-                bytes_write=per_case["write"][i],
-                bytes=per_case["bytes"][i],
-                terms_s=per_case["terms"][i],
-                roofline_time_s=rtime[i],
-                roofline_bound=rbound[i],
-                memory_level=mem,
-                rates_used=rates_used,
-                tile=tiles[i],
-                grid=int(grid[i]),
-                wgs_per_cu=int(wgs[i]),
-                notes=_too_big(notes, written[i], capacity, mem),
-                id=c.id,
-                scope=c.scope,
-                packed=packed,
-                band=band,
-            )
-        )
-    return out
+    written = cols["write"].get(mem)
+    if written is not None and any(w > capacity for w in written):
+        notes_of: Iterable = [_too_big(notes, w, capacity, mem) for w in written]
+    else:
+        notes_of = repeat(notes)
+    return Prediction.many(
+        n,
+        arch=repeat(est.arch.key),
+        kernel=[c.kernel for c in cases],
+        dtype=[c.dtype for c in cases],
+        shape=_shapes(cases),
+        time_s=_list(est.time_s, n),
+        bound=_list(est.bound, n),
+        flops_by=per_case["flops"],
+        iops_by=per_case["iops"],
+        bytes_read=per_case["read"],
+        bytes_write=per_case["write"],
+        bytes=per_case["bytes"],
+        terms_s=per_case["terms"],
+        roofline_time_s=_list(est.roofline_time_s, n),
+        roofline_bound=_list(est.roofline_bound, n),
+        memory_level=repeat(mem),
+        rates_used=repeat({t: float(np.ravel(r)[0]) for t, r in est.rates_used.rate.items()}),
+        tile=_tiles(est, n),
+        grid=[int(g) for g in _list(est.occupancy["grid"], n)],
+        wgs_per_cu=[int(w) for w in _list(est.occupancy["wgs_per_cu"], n)],
+        notes=notes_of,
+        id=[c.id for c in cases],
+        scope=[c.scope for c in cases],
+        packed=repeat(frozenset(work.packed)),
+        band=repeat(_band(cases[0].kernel) if cases else (1.0, 1.0)),
+    )
 
 
 def _band(kernel: str) -> tuple[float, float]:
@@ -188,36 +222,6 @@ def _band(kernel: str) -> tuple[float, float]:
 
     lo, hi, _, _ = band(kernel)
     return lo, hi
-
-
-def normalize_all(
-    raws: Iterable[dict],
-    archs: list[str | Arch] | None = None,
-    dtype: str | None = None,
-    source: str | None = None,
-    kernel: str | None = None,
-    problems: list | None = None,
-    scope: str | None = None,
-) -> list[Case]:
-    """Validate raw cases; with several archs each case is expanded once per arch.
-
-    ``problems``: a list to collect the `InputError` of every invalid case instead of raising
-    at the first; the valid cases are returned. ``scope``: the timing scope of cases that do
-    not give their own (default ``kernel``).
-    """
-    out: list[Case] = []
-    for i, raw in enumerate(raws):
-        targets = archs if archs and len(archs) > 1 and "arch" not in raw else [archs[0] if archs else None]
-        for a in targets:
-            try:
-                out.append(normalize(raw, i, a, dtype, source, kernel, scope))
-            except InputError as e:
-                if problems is None:
-                    raise
-                e.index = i
-                problems.append(e)
-                break  # the same case is wrong on every arch: one line
-    return out
 
 
 def predict_on(raw: dict, arch: Arch, index: int = 0, source: str | None = None) -> Prediction:

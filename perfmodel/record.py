@@ -8,6 +8,7 @@ makes these records from cases; this module only says what one is.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +123,7 @@ class Prediction:
         hb = b.get(self.memory_level, 0.0)
         lo, hi = self.band
         row: dict[str, Any] = {
+            "id": self.id,  # deleted below where None (cheaper than a copy to put it first)
             "arch": self.arch,
             "kernel": self.kernel,
             "dtype": self.dtype,
@@ -143,13 +145,25 @@ class Prediction:
             "grid": self.grid,
             "wgs_per_cu": self.wgs_per_cu,
         }
-        if self.id is not None:
-            row = {"id": self.id, **row}
+        if self.id is None:
+            del row["id"]
         if self.iops_by:  # only kernels with integer work carry it (other rows are unchanged)
             row["iops_by"] = self.iops_by
         if self.notes:
             row["notes"] = self.notes
         return row
+
+    @classmethod
+    def many(cls, n: int, **fields: Iterable) -> list[Prediction]:
+        """``n`` records from one iterable per field (a list, or ``itertools.repeat`` of a value
+        the batch shares): a batch's records built without a keyword call per record."""
+        names = cls.__dataclass_fields__
+        if set(fields) != set(names):
+            raise TypeError(f"Prediction.many needs every field: {sorted(set(names) ^ set(fields))}")
+        out = list(map(cls, *(fields[k] for k in names)))
+        if len(out) != n:
+            raise ValueError(f"Prediction.many: {len(out)} records built, {n} expected")
+        return out
 
     @classmethod
     def combine(cls, preds: list[Prediction]) -> Prediction:

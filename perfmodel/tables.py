@@ -6,7 +6,7 @@ formats (table, md, csv, json, jsonl) from `perfmodel.output`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from perfmodel.output import fmt_cell, render
 
@@ -67,11 +67,13 @@ def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]
     return out, cols
 
 
-def render_predictions(rows: list[dict], fmt: str, detail: bool = False, title: str | None = None) -> str:
+def render_predictions(rows: Iterable[dict], fmt: str, detail: bool = False, title: str | None = None) -> str:
     """`perfmodel predict` output: contract rows as JSON, a compact table otherwise; ``title``
-    says what was run (the default is the command name)."""
+    says what was run (the default is the command name). ``rows`` may be a generator (jsonl
+    then writes each row as it is made)."""
     if fmt in ("json", "jsonl"):
         return render(rows, fmt)
+    rows = list(rows)
     trows, cols = predict_table(rows, detail or fmt == "csv")
     text = render(trows, fmt, columns=cols, headers=PREDICT_HEADERS, title=None if fmt == "csv" else (title or "perfmodel predict"))
     if fmt in ("table", "md"):  # warnings a reader of the table must see (json/csv carry `notes`)

@@ -100,12 +100,18 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, scope
     Every invalid case is reported (one line each); without --keep-going nothing is written
     then. --suite skips the cases a GPU has no rate for (an fp8 GEMM on MI100) and says so.
     """
+    import gc
+
     from perfmodel.arch import DEFAULT_ARCH
     from perfmodel.cases import load_case_file, parse_kv
     from perfmodel.errors import InputError, InputErrors
     from perfmodel.prediction import normalize_all
     from perfmodel.tables import render_predictions
 
+    # a short-lived process building a million small acyclic dicts (from reading the cases file
+    # on): the cyclic collector would only re-walk them (a third of the run time on 100k cases);
+    # reference counting frees them
+    gc.disable()
     arch_list = [a for spec in archs for a in spec.split(",") if a] or None
     if suite:
         from perfmodel.arch import data_path
@@ -130,11 +136,6 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, scope
         plot_format(plot)  # a bad suffix fails before any work
         if chart != "roofline" and plot_format(plot) == "html":
             raise InputError("--chart times/terms draw .png/.svg/.pdf; the interactive .html is the roofline", key="--chart")
-    import gc
-
-    # a short-lived process building a million small acyclic dicts: the cyclic collector would
-    # only re-walk them (a third of the run time on 100k cases); reference counting frees them
-    gc.disable()
     problems: list[InputError] = []
     cases = normalize_all(raws, arch_list or [DEFAULT_ARCH], dtype, source=source, problems=problems, scope=scope)
     preds = _evaluate(cases, warm, problems)
@@ -145,13 +146,22 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, scope
         raise InputErrors(errors)
     what = _what_was_run(kernel, cases_file, suite, preds, warm, any(c.warm for c in cases))
     written = _draw(preds, plot, chart, all_levels, what, dtype, arch_list) if plot else []
-    emit(render_predictions([p.row() for p in preds], fmt, detail=terms, title=what), output)
+    emit(render_predictions(_rows_dropping(preds), fmt, detail=terms, title=what), output)
     for path, desc in written:
         click.echo(f"{desc} written to {path}", err=True)
     for e in skipped:
         click.echo(f"note: skipped {e}", err=True)
     if errors:
         raise InputErrors(errors)
+
+
+def _rows_dropping(preds: list):
+    """Each prediction's output row, in order, the record dropped from ``preds`` once its row is
+    made (nothing reads them after the output): 100k records are freed while still in cache,
+    a tenth of a second sooner than all at the end."""
+    for i, p in enumerate(preds):
+        preds[i] = None
+        yield p.row()
 
 
 def _evaluate(cases: list, warm: bool, problems: list) -> list:
