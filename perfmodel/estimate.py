@@ -415,7 +415,7 @@ def estimate(
         alone = (np.asarray(L.tile_m) > 0) & (occ["wgs_per_cu"] < 2)
         fill = fill * np.where(alone, rounds, 1.0)
         if arch.vendor == "AMD":
-            fill = fill + _exposed_epilogue(arch, occ, L, terms, alone & (rounds > 0), rounds, shape, first_principles)
+            fill = fill + _exposed_epilogue(arch, occ, L, terms, alone, rounds, shape, first_principles)
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
     kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
     launch = arch.launch_overhead_s * kernels if include_launch else None

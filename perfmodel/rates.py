@@ -99,7 +99,7 @@ def compute_rate(
             if dtype in figs:
                 q = figs[dtype]
                 fill = benchmark_fill(arch, pipe, dtype, q)
-                note = f"; / {fill:.3f}, that shape's wave fill" if fill < 1.0 else ""
+                note = f"; divided by {fill:.3f}, the wave fill of that shape's tiles" if fill < 1.0 else ""
                 return q.value / fill, peak, f"measured: {q.extra.get('benchmark', q.source)}{note}"
             if figs:
                 frac = statistics.median(
