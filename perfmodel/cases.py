@@ -16,7 +16,7 @@ from typing import Any
 from perfmodel import dtypes
 from perfmodel.arch import Arch
 from perfmodel.errors import InputError, one_line
-from perfmodel.models.registry import MAX_PARAM, KernelModel, Param, convert_param, get_model
+from perfmodel.models.registry import KernelModel, Param, convert_param, get_model, numbers_accepted
 from perfmodel.vocab import SCOPES
 
 # keys every family accepts; ``scope`` says what a predicted time covers (perfmodel.vocab.SCOPES);
@@ -344,15 +344,7 @@ def _column(p: Param, col: list, bad: set[int]) -> list:
         out = [float(v) if v.__class__ is int or v.__class__ is float else math.nan for v in col]
     except OverflowError:  # an int beyond floats
         out = [_float(v) for v in col]
-    # the checks of convert_param, all values at once: finite, |v| <= 2**53, >= minimum, whole
-    # for an int, one of the choices
-    a = np.array(out, dtype=float)
-    with np.errstate(invalid="ignore"):
-        ok = (a >= max(p.minimum, -MAX_PARAM)) & (a <= MAX_PARAM)
-        if p.kind is int:
-            ok &= np.floor(a) == a
-    if p.choices:
-        ok &= np.array([v in p.choices for v in out], dtype=bool)
+    ok = numbers_accepted(p, out)
     if not ok.all():
         bad.update(np.flatnonzero(~ok).tolist())
     return out

@@ -159,3 +159,41 @@ def test_reused_line_encoder_writes_what_json_writes():
     for r in rows:
         assert _encode_line(r) == _LINE_ENCODER.encode(r) == json.dumps(r, default=lambda o: o.item())
     assert _dumps_line({"t": float("inf"), "u": [float("nan")]}) == '{"t": null, "u": [null]}'
+
+
+def test_numbers_accepted_is_convert_params_check_as_a_column():
+    """The column check the grouped path uses accepts a plain int/float exactly where
+    `convert_param` returns it unchanged, for every numeric parameter of every family."""
+    import math
+
+    from perfmodel.models.registry import all_models, convert_param, numbers_accepted
+
+    values = [0, -1, 1, 1.5, 2.0, 3, 7, 16, 2**53, 2**53 + 2, -0.0, 0.25, 1e300, float("inf"), float("nan"), 128, 32]
+    checked = 0
+    for model in all_models().values():
+        for p in model.params.values():
+            if p.kind not in (int, float):
+                continue
+            got = numbers_accepted(p, [float(v) for v in values]).tolist()
+            for v, ok in zip(values, got, strict=True):
+                try:
+                    same = convert_param(p, v, None) == float(v)
+                except InputError:
+                    same = False
+                assert ok == same, (model.name, p.name, v)
+                checked += not math.isnan(float(v))
+    assert checked > 100
+
+
+def test_predict_pauses_the_garbage_collector_only_while_it_runs():
+    import gc
+
+    from click.testing import CliRunner
+
+    from perfmodel.cli.main import cli
+
+    gc.enable()
+    r = CliRunner().invoke(cli, ["predict", "stream", "op=copy", "n=1000", "--arch", "mi300x"])
+    assert r.exit_code == 0 and gc.isenabled()
+    r = CliRunner().invoke(cli, ["predict", "stream", "op=copy", "n=-5", "--arch", "mi300x"])
+    assert r.exit_code == 2 and gc.isenabled()

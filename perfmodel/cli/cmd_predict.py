@@ -102,16 +102,26 @@ def predict_command(kernel, params, archs, dtype, cases_file, suite, warm, scope
     """
     import gc
 
+    # a million small acyclic dicts (from reading the cases file on): the cyclic collector would
+    # only re-walk them (a third of the run time on 100k cases); reference counting frees them.
+    # Paused for this command only, so an in-process caller (tests, a notebook) gets it back.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_going, terms, plot, chart, all_levels, fmt, output)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_going, terms, plot, chart, all_levels, fmt, output) -> None:
+    """The body of `predict_command` (which pauses the cyclic garbage collector around it)."""
     from perfmodel.arch import DEFAULT_ARCH
     from perfmodel.cases import load_case_file, parse_kv
     from perfmodel.errors import InputError, InputErrors
     from perfmodel.prediction import normalize_all
     from perfmodel.tables import render_predictions
 
-    # a short-lived process building a million small acyclic dicts (from reading the cases file
-    # on): the cyclic collector would only re-walk them (a third of the run time on 100k cases);
-    # reference counting frees them
-    gc.disable()
     arch_list = [a for spec in archs for a in spec.split(",") if a] or None
     if suite:
         from perfmodel.arch import data_path

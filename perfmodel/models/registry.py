@@ -130,6 +130,23 @@ def floats(p: dict, *names: str) -> tuple:
 MAX_PARAM = float(2**53)  # the largest whole number a float64 holds exactly; far beyond any GPU's memory
 
 
+def numbers_accepted(p: Param, values: list[float]):
+    """The column form of `convert_param`'s checks of a numeric parameter, for values already
+    plain floats (NaN for anything else): a boolean array, True where `convert_param` would
+    return the value unchanged (finite, at most 2**53, whole for an int, one of the choices, at
+    least the minimum). Keep the two in step: tests/test_case_batches.py compares them."""
+    import numpy as np
+
+    a = np.array(values, dtype=float)
+    with np.errstate(invalid="ignore"):
+        ok = (a >= max(p.minimum, -MAX_PARAM)) & (a <= MAX_PARAM)
+        if p.kind is int:
+            ok &= np.floor(a) == a
+    if p.choices:
+        ok &= np.array([v in p.choices for v in values], dtype=bool)
+    return ok
+
+
 def convert_param(p: Param, raw: Any, where: str | None) -> Any:
     """One parameter value from text/YAML/JSON into its type, checked against its bounds."""
     if p.kind is bool:

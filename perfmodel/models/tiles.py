@@ -99,8 +99,9 @@ GEMM_TILES = (
 # the TraceLens MI300X traces (sglang Qwen3-8B prefill, torch.compile) and fills the 304 CUs of
 # AMD's MI300X FP8 MAF GEMM (M=4096, N=3648 = 19 x 192); MT256x192 and MT192x256 are among the
 # kernels hipBLASLt loaded in the MI350X rocprofv3 trace (its kernel_symbols; it also has
-# MT128x192/MT192x128, left out: every candidate slows the vectorised ranking, 1.39 -> 1.22 M
-# GEMM estimates/s for these two). AMD targets only: no cuBLAS/CUTLASS kernel of the H100 traces uses them.
+# MT128x192/MT192x128, left out: every candidate slows the vectorised ranking; adding these two
+# took `benchmarks/predict_speed.py`'s sweep from 1.39 to 1.22 M GEMM estimates/s, all four to
+# 0.98 M, the same minute). AMD targets only: no cuBLAS/CUTLASS kernel of the H100 traces uses them.
 TENSILE_TILES = (Tile(256, 192, 256), Tile(192, 256, 256))
 K_TILES = (64, 32, 16)  # depth of one K step in elements; the deepest that fits LDS is used
 SPLITS = (2, 4, 8, 16, 32, 64)  # split-K / split-KV factors tried when the grid underfills the CUs
