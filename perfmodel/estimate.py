@@ -28,6 +28,8 @@ from perfmodel.vocab import (
     LAUNCH,
     MATRIX_PIPES,
     PER_CU_LEVELS,
+    SERIAL,
+    UNKNOWN,
     bound_label,
     compute_term,
     flop_key,
@@ -350,6 +352,29 @@ def _timed_terms(work: Work, shape, terms: _Terms) -> None:
         terms.latency_limited[t] = lat > secs - lat
 
 
+def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_launch, first_principles, notes):
+    """Add the kernels dispatched one after another with this one (`Work.serial`): each is
+    estimated on its own (kernel scope: the timing scope's overhead is paid once, by the call)
+    and its time adds to the total as the term ``serial``; where they take longer than this
+    kernel, the operation's bound class is theirs. Their naive roofline times add the same way."""
+    bound, time_s, nbody, nbound = own
+    total = np.zeros(shape)
+    naive = np.zeros(shape)
+    longest = np.zeros(shape)
+    sub_bound = np.full(shape, UNKNOWN, dtype=object)
+    for sub in work.serial:
+        e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles)
+        t = np.broadcast_to(e.time_s, shape)
+        total = total + t
+        naive = naive + np.broadcast_to(e.roofline_time_s, shape)
+        sub_bound = np.where(t > longest, np.broadcast_to(e.bound, shape), sub_bound)
+        longest = np.maximum(longest, t)
+        notes.extend(n for n in e.notes if n not in notes)
+    terms.time[SERIAL] = total
+    bound = np.where(total > time_s, sub_bound, bound)
+    return bound, time_s + total, nbody + naive, nbound
+
+
 def _bound(
     terms: _Terms, shape, launch, fill, overhead: tuple[str, float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -422,15 +447,19 @@ def estimate(
     bound, time_s = _bound(terms, shape, launch, fill, overhead)
     nnames = list(terms.naive)
     nidx, nbody = largest_term([np.broadcast_to(terms.naive[n], shape) for n in nnames])
-    nlabels = np.array([bound_label(n) for n in nnames])
+    nlabels = np.array([bound_label(n) for n in nnames])[nidx]
+    if work.serial:
+        bound, time_s, nbody, nlabels = _serial_kernels(
+            work, arch, shape, terms, (bound, time_s, nbody, nlabels), include_launch, first_principles, notes
+        )
     return Estimate(
         arch=arch,
-        work=work,
+        work=work.with_serial(),
         terms=terms.time,
         time_s=time_s,
         bound=bound,
         roofline_time_s=nbody,
-        roofline_bound=nlabels[nidx],
+        roofline_bound=nlabels,
         rates_used=used,
         occupancy=occ,
         notes=notes,

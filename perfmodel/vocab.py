@@ -66,6 +66,7 @@ FILL = "fill"  # the term of serial memory latencies (pipeline fill and drain); 
 K_LOOP = "latency:k_loop"  # a tiled kernel's K loop paced by its dependent load latency; bound class latency
 UNKNOWN = "unknown"
 OVERHEAD = "overhead"
+SERIAL = "serial"  # the time of the other kernels an operation dispatches one after another (Work.serial)
 
 # --- timing scopes -----------------------------------------------------------------------------
 # What a measured time covers (the case key ``scope``): ``kernel`` the GPU kernel duration a

@@ -104,6 +104,10 @@ class Work(LevelBytes):
     # integer VALU ops per "pipe:<op class>" (perfmodel.vocab.INT_OPS): timed as compute terms
     # at the spec's integer rates, never counted as FLOPs
     iops: dict[str, Any] = field(default_factory=dict)
+    # other kernels the same operation dispatches on its stream before or after this one (a
+    # library's layout transposes around a convolution): each is timed on its own and their
+    # times add to this kernel's, since kernels of one stream run one after another
+    serial: list[Work] = field(default_factory=list)
 
     @property
     def total_flops(self):
@@ -117,6 +121,21 @@ class Work(LevelBytes):
     def add_iops(self, pipe: str, op: str, n) -> None:
         k = flop_key(pipe, op)
         self.iops[k] = self.iops.get(k, 0.0) + n
+
+    def with_serial(self) -> Work:
+        """This kernel's FLOPs and bytes plus those of its `serial` kernels: what the whole
+        operation moves (the totals a prediction reports and counters of all its kernels see)."""
+        if not self.serial:
+            return self
+        total = Work(dict(self.flops), dict(self.bytes_read), dict(self.bytes_write), self.launch, list(self.notes))
+        total.packed, total.timed, total.timed_latency = self.packed, self.timed, self.timed_latency
+        total.dependent, total.iops = self.dependent, dict(self.iops)
+        for sub in self.serial:
+            for k, v in sub.flops.items():
+                total.flops[k] = total.flops.get(k, 0.0) + v
+            for lv in dict.fromkeys([*sub.bytes_read, *sub.bytes_write]):
+                total.add_bytes(lv, read=sub.bytes_read.get(lv, 0.0), write=sub.bytes_write.get(lv, 0.0))
+        return total
 
     def add_bytes(self, level: str, read=0.0, write=0.0) -> None:
         self.bytes_read[level] = self.bytes_read.get(level, 0.0) + read

@@ -7,6 +7,7 @@ import pytest
 from perfmodel.vocab import (
     K_LOOP,
     PIPES,
+    SERIAL,
     bound_label,
     compute_term,
     flop_key,
@@ -60,7 +61,7 @@ def test_every_suite_prediction_uses_the_vocabulary():
             for t in p.terms_s:
                 kind, k = split_term(t)
                 assert (
-                    t in ("launch", "fill", K_LOOP)
+                    t in ("launch", "fill", K_LOOP, SERIAL)
                     or (kind == "memory" and k in arch.levels)
                     or (kind == "compute" and split_flop_key(k)[0] in PIPES)
                 ), t

@@ -13,10 +13,9 @@ tensors the library dispatches a transpose of the input and of the filters befor
 kernel and one of the output after it (MIOpen: ``batched_transpose_*`` around
 ``igemm_fwd_gtcx3_nhwc_*``; cuDNN: ``nchwToNhwcKernel`` / ``nhwcToNchwKernel`` around a CUTLASS
 ``*_nhwc_*`` fprop kernel; both seen per call in the TraceLens MI300X ResNet and H100 ViT
-traces). Each transpose reads and writes its tensor once and is one more dispatch with its own
-fixed cost. Their traffic is booked with the GEMM's, so it overlaps the GEMM's time in this
-model where in reality it runs before and after it (optimistic for large compute-bound
-convolutions). ``layout=nhwc`` (channels_last) is the GEMM kernel alone.
+traces). Each transpose is the `transpose` model's kernel (its tensor read and written once, its
+own dispatch) on the same stream, so its time adds to the GEMM's (`Work.serial`).
+``layout=nhwc`` (channels_last) is the GEMM kernel alone.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import gemm_tiling, traffic
+from perfmodel.models import gemm_tiling, transpose
 from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
 
@@ -68,10 +67,9 @@ def conv2d(p: dict, arch, dtype: str) -> Work:
     elem = dtypes.size(dtype)
     work, launch = gemm_tiling.gemm_work(arch, dtype, m, k, kk, 1.0, a_unique=n * c * h * w * elem)
     if p.get("layout", "nchw") == "nchw":
-        for tensor in (n * c * h * w, k * c * r * s, m * k):  # input, filters, output
-            nbytes = tensor * elem
-            traffic.add_stream(work, arch, read=nbytes, write=nbytes, working_set=2.0 * nbytes)
-        launch.kernels = np.asarray(launch.kernels, dtype=float) + 3.0
-        work.notes.append("conv2d: NCHW layout: input and filter transposes before the GEMM, output transpose after (3 kernels)")
+        # input (n*c rows of h*w), filters (k rows of c*r*s), output (n*k rows of P*Q)
+        for rows, cols in ((n * c, h * w), (k, c * r * s), (n * k, pp * qq)):
+            work.serial.append(transpose.transpose({"rows": rows, "cols": cols}, arch, dtype))
+        work.notes.append("conv2d: NCHW layout: input and filter transposes before the GEMM kernel, output transpose after (3 more kernels, timed one after another)")
     work.launch = launch
     return work
