@@ -57,6 +57,15 @@ class Roof:
     source: str
     achievable_source: str = ""
     sparse: bool = False
+    # share of the CU-rounds the benchmark GEMM of a matrix figure kept busy (`rates.benchmark_fill`,
+    # set by `roofline.roofline`); 1 for every other roof
+    fill: float = 1.0
+
+    @property
+    def ceiling(self) -> float | None:
+        """The achievable rate the estimator uses: the benchmark figure at a full wave (the
+        benchmark divided by its own fill), so no prediction lies above it."""
+        return self.achievable / self.fill if self.achievable else None
 
 
 class Arch:

@@ -8,13 +8,14 @@ points at once) and never loop in Python over points.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from perfmodel.arch import Arch, Roof, load_arch
-from perfmodel.vocab import bound_label, compute_term, memory_term, split_flop_key
+from perfmodel.vocab import MATRIX_PIPES, bound_label, compute_term, memory_term, split_flop_key
 
 
 def attainable(ai, peak_flops: float, bandwidth: float) -> np.ndarray:
@@ -92,8 +93,8 @@ class RooflineModel:
         rows = []
         for c in self.compute:
             for m in self.memory:
-                cp = c.achievable if achievable else c.theoretical
-                bw = m.achievable if achievable else m.theoretical
+                cp = c.ceiling if achievable else c.theoretical
+                bw = m.ceiling if achievable else m.theoretical
                 if cp is None or bw is None:
                     continue
                 rows.append({"compute": c.name, "level": m.name, "ridge_flop_per_byte": ridge(cp, bw)})
@@ -102,8 +103,8 @@ class RooflineModel:
     def attainable(self, ai, compute: str, level: str, achievable: bool = False) -> np.ndarray:
         c = next(x for x in self.compute if x.name == compute)
         m = next(x for x in self.memory if x.name == level)
-        cp = c.achievable if achievable and c.achievable else c.theoretical
-        bw = m.achievable if achievable and m.achievable else m.theoretical
+        cp = c.ceiling if achievable and c.achievable else c.theoretical
+        bw = m.ceiling if achievable and m.achievable else m.theoretical
         return attainable(ai, cp, bw)
 
     def table(self) -> list[dict]:
@@ -143,10 +144,24 @@ class RooflineModel:
         return rows
 
 
+def _with_fill(arch: Arch, roof: Roof) -> Roof:
+    """A matrix roof with its benchmark's wave fill (`rates.benchmark_fill`), so its `ceiling` is
+    the rate the estimator uses; other roofs unchanged."""
+    if roof.kind != "compute" or not roof.achievable or roof.sparse:
+        return roof
+    pipe, dtype = split_flop_key(roof.name)
+    if pipe not in MATRIX_PIPES:
+        return roof
+    from perfmodel.rates import benchmark_fill
+
+    fill = benchmark_fill(arch, pipe, dtype, arch.achievable_flops(pipe, dtype))
+    return dataclasses.replace(roof, fill=fill) if fill < 1.0 else roof
+
+
 def roofline(arch: str | Arch, dtypes: list[str] | None = None, sparse: bool = False) -> RooflineModel:
     """The roofline of an arch, optionally restricted to some dtypes."""
     a = load_arch(arch)
-    ceilings = a.roofs(dtypes=dtypes, sparse=sparse)
+    ceilings = [_with_fill(a, c) for c in a.roofs(dtypes=dtypes, sparse=sparse)]
     if dtypes:
         known = {split_flop_key(c.name)[1] for c in a.roofs() if c.kind == "compute"}
         for d in dtypes:

@@ -245,3 +245,21 @@ def test_roofline_unknown_arch():
 def test_roofline_accepts_arch_object():
     a = load_arch("mi250x")
     assert roofline(a).arch is a
+
+
+def test_matrix_ceiling_is_the_rate_the_estimator_uses_so_no_prediction_lies_above_it():
+    """A measured GEMM rate whose benchmark shape fills the CUs in part (MI300X FP8 8192^3) is
+    drawn divided by that fill: the rate the estimator uses, above the benchmark figure."""
+    from perfmodel.prediction import predict
+    from perfmodel.rates import compute_rate
+
+    model = roofline("mi300x")
+    fp8 = next(c for c in model.compute if c.name == "mfma:fp8")
+    assert fp8.fill < 1.0 and fp8.ceiling > fp8.achievable
+    assert fp8.ceiling == pytest.approx(compute_rate(model.arch, "mfma", "fp8")[0])
+    bf16 = next(c for c in model.compute if c.name == "mfma:bf16")
+    assert bf16.ceiling == pytest.approx(compute_rate(model.arch, "mfma", "bf16")[0])
+    # the README suite's FP8 prefill GEMM ran above the benchmark figure; it stays under the ceiling
+    (p,) = predict("gemm", arch="mi300x", dtype="fp8", m=8192, n=28672, k=8192)
+    assert fp8.achievable < p.tflops * 1e12 <= fp8.ceiling
+    assert model.attainable(1e9, "mfma:fp8", "hbm", achievable=True) == pytest.approx(fp8.ceiling)

@@ -134,7 +134,7 @@ def _svg_compute_roofs(ax: _Axes, roofs: list[dict]) -> list[str]:
         grey = 90 + 25 * i
         svg.append(f'<line x1="{L}" y1="{ax.y(y):.1f}" x2="{W - R}" y2="{ax.y(y):.1f}" stroke="rgb({grey},{grey},{grey})" stroke-dasharray="6,4"><title>{html.escape(c["name"])} theoretical peak {y:,.1f} TFLOP/s</title></line>')
         svg.append(f'<text x="{W - R - 4}" y="{ax.y(y) - 3:.1f}" text-anchor="end" class="roof">{html.escape(c["name"])}: peak {y:,.1f}</text>')
-        for name, meas in c["measured"][:1]:
+        for name, meas, _fill in c["measured"][:1]:
             ym = meas / 1e12
             svg.append(f'<line x1="{L}" y1="{ax.y(ym):.1f}" x2="{W - R}" y2="{ax.y(ym):.1f}" stroke="rgb({grey},{grey},{grey})" stroke-width="2"><title>{html.escape(name)} achievable {ym:,.1f} TFLOP/s</title></line>')
     return svg
@@ -212,7 +212,7 @@ def _svg_legend(model, points: list[Point], others, ridge_roof) -> list[str]:
     ly += 18
     rows = [
         ("dashed: theoretical peak", None),
-        ("solid: achievable (spec's benchmark)", None),
+        ("solid: achievable (spec's benchmark at a full wave)", None),
         (f"circle: ridge vs {ridge_roof['name'] if ridge_roof else 'top roof'}", None),
         ("filled marker: predicted", None),
     ]

@@ -50,7 +50,7 @@ def _entries(points, arrows, ridge_roof, multi: bool, models, all_levels: bool, 
 
     head("roofs")
     entry("theoretical peak", ls="--", color="0.4")
-    entry("achievable (spec's benchmark)", ls="-", color="0.4", lw=1.8)
+    entry("achievable (spec's benchmark at a full wave)", ls="-", color="0.4", lw=1.8)
     entry(f"ridge point vs {ridge_roof['name'] if ridge_roof else 'top roof'}", ls="", marker="o", mfc="white", color="0.4")
     if multi:
         head("GPUs (compute roof colour, marker edge)")

@@ -1,7 +1,8 @@
 """Hierarchical roofline plot: one roof per memory level and per (pipe, dtype), with cases.
 
-Theoretical roofs dashed, achievable (the spec's benchmark figures) solid, ridge points marked
-against the compute roof of the dtype the user selected. Each case is one marker at its binding
+Theoretical roofs dashed, achievable (the spec's benchmark figures; a matrix figure divided by
+its benchmark shape's wave fill: the rate the estimator uses, so no prediction lies above it)
+solid, ridge points marked against the compute roof of the dtype the user selected. Each case is one marker at its binding
 level (`points.binding_level`; ``all_levels=True`` adds the others, faint): colour by bound
 class, marker by kernel family, filled = predicted, hollow = measured, arrow = predicted ->
 measured. Labels are placed without overlaps (`layout`); what does not fit is numbered in a
@@ -161,7 +162,7 @@ def _group_roofs(ceilings) -> list[dict]:
         g["pipes"].setdefault(pipe, []).append(dtype)
         g["dtypes"].add(dtype)
         if c.achievable:
-            g["measured"].append((f"{pipe} {dtype}", c.achievable))
+            g["measured"].append((f"{pipe} {dtype}", c.ceiling, c.fill))
     for g in groups.values():
         g["name"] = " · ".join(f"{p} {'/'.join(d)}" for p, d in g["pipes"].items())
         g["measured"].sort(key=lambda x: -x[1])
@@ -182,8 +183,9 @@ def _compute_lines(roofs: list[dict], arch_key: str | None, color=None, cmap=Non
         shade = color or cmap(0.55 + 0.4 * (i + 1) / (len(roofs) + 1))
         y = c["theoretical"] / 1e12
         out.append((y, f"{prefix}{c['name']}: peak {y:,.1f}", shade, "--", 1.0))
-        for dtype, meas in c["measured"][:2]:
-            out.append((meas / 1e12, f"{prefix}{dtype}: achievable {meas / 1e12:,.1f}", shade, "-", 1.3))
+        for dtype, meas, fill in c["measured"][:2]:
+            bench = f" (benchmark {meas * fill / 1e12:,.1f} at {fill:.2f} fill)" if fill < 1.0 else ""
+            out.append((meas / 1e12, f"{prefix}{dtype}: achievable {meas / 1e12:,.1f}{bench}", shade, "-", 1.3))
     return out
 
 
