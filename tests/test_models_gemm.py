@@ -301,3 +301,26 @@ def test_block_scaling_keeps_a_second_accumulator():
     assert float(np.asarray(mx.vgprs).ravel()[0]) == float(np.asarray(plain.vgprs).ravel()[0])
     assert gemm_tiling.rescales_on_valu(load_arch("mi300x"), "mfma", "mx")
     assert not gemm_tiling.rescales_on_valu(arch, "mfma", "mx")
+
+
+def test_block_scaled_gemm_steps_whole_scale_blocks_along_k():
+    """A kernel that promotes its partial sums once per 128-element scale block ends every K step
+    on a block boundary (AITER's CK blockscale instances: KPerBlock 128 or 256), so its tiles are
+    those whose 128-deep double-buffered K step fits the LDS, and a short-K GEMM's 128x128 tile
+    runs one workgroup per CU (its C write then follows its compute). Plain FP8 keeps the default
+    K steps; MX (32-element blocks) keeps those of them that hold whole blocks."""
+    from perfmodel.models import gemm_tiling, tiles
+
+    for key in ("mi300x", "mi355x"):
+        arch = load_arch(key)
+        shape = [np.array([16384.0, 1024.0, 64.0]), np.array([7168.0, 512.0, 7168.0]), np.array([256.0, 7168.0, 2048.0]), np.ones(3)]
+        _, block = gemm_tiling.gemm_work(arch, "fp8", *shape, scaling="block")
+        _, plain = gemm_tiling.gemm_work(arch, "fp8", *shape)
+        tk = np.asarray(block.tile_k)
+        assert np.all(tk % 128 == 0), (key, tk)
+        assert np.all(2 * (np.asarray(block.tile_m) + np.asarray(block.tile_n)) * tk <= tiles.lds_limit(arch))
+        assert np.all(np.asarray(plain.tile_k) <= 64)
+    assert gemm_tiling.scale_k_tiles(load_arch("mi300x"), "mfma", "block") == (256, 128)
+    assert gemm_tiling.scale_k_tiles(load_arch("mi300x"), "mfma", "mx") == (64, 32)
+    assert gemm_tiling.scale_k_tiles(load_arch("mi355x"), "mfma", "mx") is None  # native MX
+    assert gemm_tiling.scale_k_tiles(load_arch("mi300x"), "mfma", "none") is None

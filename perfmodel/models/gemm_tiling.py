@@ -11,6 +11,7 @@ from perfmodel import dtypes
 from perfmodel.models import traffic
 from perfmodel.models.registry import Param
 from perfmodel.models.tiles import (
+    K_TILES,
     PARTIAL_BYTES,
     Rates,
     Tile,
@@ -100,12 +101,12 @@ def _choice_cost(
     return cost
 
 
-def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: float = 1.0):
+def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: float = 1.0, k_tiles=None):
     """The configuration a library would pick per shape: every legal tile timed at split 1 and,
     where its grid underfills the CUs, at the split-K that fills them; the fastest kept.
     Returns (tile_m, tile_n, tile_k, lanes, split) arrays."""
     shape = m.shape
-    cands = gemm_candidates(arch, elem, acc)
+    cands = gemm_candidates(arch, elem, acc, k_tiles)
     best = np.full(shape, np.inf)
     idx = np.zeros(shape, dtype=np.int64)
     split = np.ones(shape)
@@ -151,6 +152,21 @@ SCALING = {"block": (128.0, 1.0, 128.0, 4.0), "mx": (32.0, 1.0, 1.0, 1.0)}
 # Instinct MI300/MI350 ISA: CDNA4 instruction set, scaled MFMA); elsewhere the accumulator is
 # rescaled on the VALU per scale block.
 NATIVE_MX = ("gfx950",)
+
+
+def scale_k_tiles(arch, pipe: str, scaling: str) -> tuple[int, ...] | None:
+    """K steps a kernel that rescales per scale block may take: whole scale blocks, so each K
+    step's partial sums are promoted once with one scale (a 128-element DeepSeek block is deeper
+    than the default K steps; AITER's CK blockscale instances, csrc/ck_gemm_a8w8_blockscale/
+    legacy_gemm_a8w8_blockscale_instance.py: ScaleBlockK 128, KPerBlock 128 or 256); of the default
+    K steps (`tiles.K_TILES`), those that hold whole blocks (MX's 32). None: no restriction."""
+    if not rescales_on_valu(arch, pipe, scaling):
+        return None
+    kb = int(SCALING[scaling][0])
+    whole = tuple(t for t in K_TILES if t % kb == 0)
+    if whole == K_TILES:
+        return None
+    return whole or (2 * kb, kb)
 
 
 def rescales_on_valu(arch, pipe: str, scaling: str) -> bool:
@@ -278,7 +294,8 @@ def gemm_work(
     out = batch * m * n * out_elem * out_scale
     weight_only = weight_dtype not in ("auto", dtype)
     rb_choice = dtypes.size(weight_dtype) / elem if weight_only else 1.0
-    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice)
+    k_tiles = scale_k_tiles(arch, pipe, scaling)
+    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice, k_tiles)
     rb = weight_bytes_per_k(weight_dtype, group_size, k) / elem if weight_only else 1.0
     t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, rb)
     work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)

@@ -137,9 +137,12 @@ def vgprs(arch, acc_bytes_per_wg, stage_bytes_per_wg, lanes):
     return np.ceil(regs / g) * g
 
 
-def gemm_candidates(arch, elem: float, acc: float) -> list[tuple[Tile, int]]:
+def gemm_candidates(arch, elem: float, acc: float, k_tiles=None) -> list[tuple[Tile, int]]:
     """Legal (tile, k_tile) pairs: double-buffered A and B K-steps fit the LDS of one workgroup,
-    the fp32 accumulators fit the register budget, the workgroup fits the lane limit."""
+    the fp32 accumulators fit the register budget, the workgroup fits the lane limit. ``k_tiles``:
+    the K steps allowed, deepest first (default `K_TILES`; block-scaled GEMMs step whole scale
+    blocks, `gemm_tiling.scale_k_tiles`)."""
+    k_tiles = k_tiles or K_TILES
     out = []
     lds, budget, lanes_max = lds_limit(arch), acc_vgpr_budget(arch), max_lanes(arch)
     for t in GEMM_TILES + (TENSILE_TILES if arch.vendor == "AMD" else ()):
@@ -147,11 +150,11 @@ def gemm_candidates(arch, elem: float, acc: float) -> list[tuple[Tile, int]]:
             continue
         if t.m * t.n * acc / (4.0 * t.lanes) > budget:
             continue
-        tk = next((k for k in K_TILES if 2 * (t.m + t.n) * k * elem <= lds), None)
+        tk = next((k for k in k_tiles if 2 * (t.m + t.n) * k * elem <= lds), None)
         if tk is not None:
             out.append((t, tk))
     if not out:  # nothing fits (tiny LDS): the smallest tile at the smallest K step
-        out.append((GEMM_TILES[-1], K_TILES[-1]))
+        out.append((GEMM_TILES[-1], k_tiles[-1]))
     return out
 
 
