@@ -123,3 +123,22 @@ def test_an_all_unsupported_module_still_has_totals():
     a = perfmodel.analyze(Only(), torch.empty(16, 16, device="meta"), arch=["mi300x", "h100"])
     assert a.rows == [] and len(a.unsupported) == 1
     assert [(t["arch"], t["total_us"], t["unsupported_ops"]) for t in a.totals()] == [("mi300x", 0, 1), ("h100", 0, 1)]
+
+
+def test_channels_last_convolution_is_traced_as_nhwc():
+    """The tracer records strides: a channels_last input makes the conv case NHWC (no layout
+    transposes), a contiguous one NCHW, and the NCHW prediction is the slower."""
+    import perfmodel
+    from perfmodel.frontend.trace import trace
+
+    conv = torch.nn.Conv2d(64, 64, 3, padding=1)
+    x = torch.randn(8, 64, 56, 56)
+    cases = {}
+    for fmt in (torch.contiguous_format, torch.channels_last):
+        recs = [r for r in trace(conv.to(memory_format=fmt), x.to(memory_format=fmt)) if "conv" in r.op]
+        case, why = to_case(recs[0], "bf16")
+        assert why is None
+        cases[fmt] = case
+    assert cases[torch.channels_last]["layout"] == "nhwc" and cases[torch.contiguous_format]["layout"] == "nchw"
+    t = {fmt: perfmodel.predict(**{**c, "arch": "mi300x"})[0].time_us for fmt, c in cases.items()}
+    assert t[torch.contiguous_format] > t[torch.channels_last]

@@ -182,3 +182,24 @@ def test_gzipped_rocprof_csv_reads_like_the_plain_file(tmp_path):
     plain, zipped = read_workload(src), read_workload(gz)
     assert len(zipped.dispatches) == len(plain.dispatches) > 0
     assert zipped.dispatches[0].counters == plain.dispatches[0].counters
+
+
+def test_conv_layout_follows_the_recorded_strides():
+    """A convolution whose input the profiler records with channels_last strides is NHWC: no
+    layout transposes (conv2d layout=nhwc); contiguous strides are NCHW; without strides the
+    case keeps conv2d's default (PyTorch's contiguous format)."""
+    from perfmodel.frontend.opmap import to_case
+    from perfmodel.traces.chrome import op_record
+
+    dims = [[8, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], [], [], []]
+    types = ["c10::BFloat16", "c10::BFloat16", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "Scalar", "Scalar"]
+    conc = ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "1", "False", "False"]
+    layouts = {}
+    for name, x_strides in (("nhwc", [200704, 1, 3584, 64]), ("nchw", [200704, 3136, 56, 1]), (None, None)):
+        args = {"Input Dims": dims, "Input type": types, "Concrete Inputs": conc}
+        if x_strides is not None:
+            args["Input Strides"] = [x_strides, [576, 1, 192, 64], [], [], [], [], [], [], []]
+        case, why = to_case(op_record({"name": "aten::miopen_convolution", "args": args}), "bf16")
+        assert why is None and case["kernel"] == "conv2d" and case["pad"] == 1
+        layouts[name] = case.get("layout")
+    assert layouts == {"nhwc": "nhwc", "nchw": "nchw", None: None}

@@ -42,6 +42,10 @@ class OpRecord:
     outputs: list = field(default_factory=list)  # output shapes (tracer only)
     out_dtype: str | None = None
     index: int = 0  # order in the trace
+    # element strides per argument (tuple, or None when the source does not record them): a
+    # convolution's input in channels_last memory format is NHWC, which spares the library's
+    # layout transposes (conv2d ``layout``)
+    strides: list = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -255,8 +259,20 @@ def _conv(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
         return f"{rec.op}: grouped/depthwise convolution, no model"
     s = int(stride[0]) if isinstance(stride, (list, tuple)) and stride else int(stride or 1)
     p = int(pad[0]) if isinstance(pad, (list, tuple)) and pad else int(pad or 0)
-    return {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
+    case = {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
             "stride": max(s, 1), "pad": max(p, 0)}
+    xs = rec.strides[0] if rec.strides else None
+    if xs is not None and len(xs) == 4:
+        case["layout"] = "nhwc" if channels_last(x, xs) else "nchw"
+    return case
+
+
+def channels_last(shape, strides) -> bool:
+    """Whether a 4-D tensor's strides are PyTorch's channels_last memory format (NHWC in memory:
+    strides (H W C, 1, W C, C)); size-1 dimensions may carry any stride."""
+    n, c, h, w = shape
+    want = (h * w * c, 1, w * c, c)
+    return all(size == 1 or got == exp for size, got, exp in zip(shape, strides, want, strict=True)) and c > 1
 
 
 def _triton(rec: OpRecord, name: str, ts: list[tuple]) -> dict | str:

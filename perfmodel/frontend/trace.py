@@ -14,24 +14,27 @@ from perfmodel.errors import InputError
 from perfmodel.frontend.opmap import OpRecord
 
 
-def _describe(args) -> tuple[list, list, list]:
+def _describe(args) -> tuple[list, list, list, list]:
     import torch
 
-    shapes, dtypes, scalars = [], [], []
+    shapes, dtypes, scalars, strides = [], [], [], []
     for a in args:
         if isinstance(a, torch.Tensor):
             shapes.append(tuple(int(d) for d in a.shape))
             dtypes.append(str(a.dtype))
             scalars.append(None)
+            strides.append(tuple(int(d) for d in a.stride()) if a.layout == torch.strided else None)
         elif isinstance(a, (list, tuple)) and a and all(isinstance(t, torch.Tensor) for t in a):
             shapes.append([tuple(int(d) for d in t.shape) for t in a])
             dtypes.append(str(a[0].dtype))
             scalars.append(None)
+            strides.append(None)
         else:
             shapes.append(None)
             dtypes.append(None)
             scalars.append(a if isinstance(a, (int, float, bool, str, list, tuple, type(None))) else str(a))
-    return shapes, dtypes, scalars
+            strides.append(None)
+    return shapes, dtypes, scalars, strides
 
 
 def _outputs(out) -> tuple[list, str | None]:
@@ -55,12 +58,12 @@ class Tracer:
         self.suppress = 0
 
     def add(self, op: str, args, kwargs, out) -> None:
-        shapes, dtypes, scalars = _describe(args)
+        shapes, dtypes, scalars, strides = _describe(args)
         kw = {k: v for k, v in (kwargs or {}).items() if isinstance(v, (int, float, bool, str))}
         outs, odt = _outputs(out)
         self.records.append(
             OpRecord(op=op, module=self.stack[-1], inputs=shapes, dtypes=dtypes, scalars=scalars, kwargs=kw,
-                     outputs=outs, out_dtype=odt, index=len(self.records))
+                     outputs=outs, out_dtype=odt, index=len(self.records), strides=strides)
         )
 
 

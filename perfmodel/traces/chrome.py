@@ -97,6 +97,7 @@ def op_record(ev: dict, index: int = 0) -> OpRecord | None:
         return None
     types = a.get("Input type") or [""] * len(dims)
     conc = a.get("Concrete Inputs") or [""] * len(dims)
+    raw_strides = a.get("Input Strides") or []
     inputs, dtypes, scalars = [], [], []
     for i, d in enumerate(dims):
         t = types[i] if i < len(types) else ""
@@ -113,7 +114,17 @@ def op_record(ev: dict, index: int = 0) -> OpRecord | None:
             inputs.append(None)
             dtypes.append(None)
             scalars.append(_concrete(c))
-    return OpRecord(op=ev.get("name", ""), inputs=inputs, dtypes=dtypes, scalars=scalars, index=index)
+    strides = [_strides(raw_strides[i] if i < len(raw_strides) else None, x) for i, x in enumerate(inputs)]
+    return OpRecord(op=ev.get("name", ""), inputs=inputs, dtypes=dtypes, scalars=scalars, index=index, strides=strides)
+
+
+def _strides(raw, shape) -> tuple | None:
+    """A tensor argument's ``Input Strides`` entry as a tuple of ints, when it matches its shape."""
+    if not isinstance(shape, tuple) or not isinstance(raw, list) or len(raw) != len(shape):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in raw):
+        return None
+    return tuple(raw)
 
 
 def read_chrome_trace(path: str | Path) -> ChromeTrace:
