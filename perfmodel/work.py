@@ -133,6 +133,8 @@ class Work(LevelBytes):
         for sub in self.serial:
             for k, v in sub.flops.items():
                 total.flops[k] = total.flops.get(k, 0.0) + v
+            for k, v in sub.iops.items():
+                total.iops[k] = total.iops.get(k, 0.0) + v
             for lv in dict.fromkeys([*sub.bytes_read, *sub.bytes_write]):
                 total.add_bytes(lv, read=sub.bytes_read.get(lv, 0.0), write=sub.bytes_write.get(lv, 0.0))
         return total
