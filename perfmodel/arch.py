@@ -58,7 +58,7 @@ class Roof:
     achievable_source: str = ""
     sparse: bool = False
     # share of the CU-rounds the benchmark GEMM of a matrix figure kept busy (`rates.benchmark_fill`,
-    # set by `roofline.roofline`); 1 for every other roof
+    # set by `RooflineModel.compute_filled`); 1 for every other roof
     fill: float = 1.0
 
     @property

@@ -357,7 +357,7 @@ def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_l
     estimated on its own (kernel scope: the timing scope's overhead is paid once, by the call)
     and its time adds to the total as the term ``serial``; where they take longer than this
     kernel, the operation's bound class is theirs. Their naive roofline times add the same way."""
-    bound, time_s, nbody, nbound = own
+    bound, time_s, nbody = own
     total = np.zeros(shape)
     naive = np.zeros(shape)
     longest = np.zeros(shape)
@@ -372,7 +372,7 @@ def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_l
         notes.extend(n for n in e.notes if n not in notes)
     terms.time[SERIAL] = total
     bound = np.where(total > time_s, sub_bound, bound)
-    return bound, time_s + total, nbody + naive, nbound
+    return bound, time_s + total, nbody + naive
 
 
 def _bound(
@@ -449,8 +449,8 @@ def estimate(
     nidx, nbody = largest_term([np.broadcast_to(terms.naive[n], shape) for n in nnames])
     nlabels = np.array([bound_label(n) for n in nnames])[nidx]
     if work.serial:
-        bound, time_s, nbody, nlabels = _serial_kernels(
-            work, arch, shape, terms, (bound, time_s, nbody, nlabels), include_launch, first_principles, notes
+        bound, time_s, nbody = _serial_kernels(
+            work, arch, shape, terms, (bound, time_s, nbody), include_launch, first_principles, notes
         )
     return Estimate(
         arch=arch,

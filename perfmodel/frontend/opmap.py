@@ -270,7 +270,7 @@ def _conv(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
 def channels_last(shape, strides) -> bool:
     """Whether a 4-D tensor's strides are PyTorch's channels_last memory format (NHWC in memory:
     strides (H W C, 1, W C, C)); size-1 dimensions may carry any stride."""
-    n, c, h, w = shape
+    _, c, h, w = shape
     want = (h * w * c, 1, w * c, c)
     return all(size == 1 or got == exp for size, got, exp in zip(shape, strides, want, strict=True)) and c > 1
 

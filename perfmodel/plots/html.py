@@ -80,7 +80,7 @@ def roofline_html(
     from perfmodel.plots.roofline_plot import _group_roofs, _limits
 
     points = [p for p in points if p.xy() is not None]
-    roofs = sorted(_group_roofs([c for c in model.compute if not c.sparse]), key=lambda c: -c["theoretical"])[:6]
+    roofs = sorted(_group_roofs([c for c in model.compute_filled if not c.sparse]), key=lambda c: -c["theoretical"])[:6]
     if ridge_dtype is None:
         dts = [p.dtype for p in points if p.dtype]
         ridge_dtype = max(set(dts), key=dts.count) if dts else None
@@ -160,7 +160,7 @@ def _svg_memory_roofs(ax: _Axes, model, others, xlim, ylim, top: float, ridge_ro
     for i, om in enumerate(others, 1):
         col = style.arch_color(i)
         mem = next(mm for mm in om.memory if mm.name == om.arch.memory_level)
-        oroofs = _group_roofs([c for c in om.compute if not c.sparse])
+        oroofs = _group_roofs([c for c in om.compute_filled if not c.sparse])
         orf = next((r for r in oroofs if ridge_dtype in r["dtypes"]), max(oroofs, key=lambda r: r["theoretical"]))
         otop = orf["theoretical"]
         x1 = min(xlim[1], otop / mem.theoretical)

@@ -73,7 +73,7 @@ def plot_roofline(
     if ridge_dtype is None:
         dts = [p.dtype for p in points if p.dtype]
         ridge_dtype = max(set(dts), key=dts.count) if dts else None
-    roofs = _group_roofs([c for c in model.compute if (not compute or c.name in compute) and not c.sparse])
+    roofs = _group_roofs([c for c in model.compute_filled if (not compute or c.name in compute) and not c.sparse])
     roofs = sorted(roofs, key=lambda c: -c["theoretical"])[:6]
     ridge_roof = _roof_for(roofs, ridge_dtype)
     xlim, ylim = _limits(model, roofs, points, others)
@@ -120,7 +120,7 @@ def _draw_roofs(ax, model, others, roofs, ridge_roof, ridge_dtype, points, xlim)
     markers: list = [_marker_box(ax, p) for p in points]
     if others:  # several GPUs: each one's roof for the dtype, in the GPU's colour
         lines = _compute_lines([ridge_roof] if ridge_roof else [], arch.key, style.arch_color(0))
-        other_roofs = [_roof_for(_group_roofs([c for c in om.compute if not c.sparse]), ridge_dtype) for om in others]
+        other_roofs = [_roof_for(_group_roofs([c for c in om.compute_filled if not c.sparse]), ridge_dtype) for om in others]
         for i, (om, r) in enumerate(zip(others, other_roofs, strict=True), 1):
             lines += _compute_lines([r] if r else [], om.arch.key, style.arch_color(i))
     else:
@@ -276,7 +276,7 @@ def _label_along(ax, renderer, text: str, bw: float, color, segs: list, top: flo
 def _draw_other_arch(ax, om: RooflineModel, ridge_dtype: str | None, ai, color) -> tuple[str, str, str]:
     """Another GPU on the same axes: its device-memory roof (dash-dot, in the GPU's colour) up to
     its compute roof for the dtype. Returns its legend entry."""
-    roof = _roof_for(_group_roofs([c for c in om.compute if not c.sparse]), ridge_dtype)
+    roof = _roof_for(_group_roofs([c for c in om.compute_filled if not c.sparse]), ridge_dtype)
     mem = next(m for m in om.memory if m.name == om.arch.memory_level)
     top = roof["theoretical"] if roof else 1e18
     ax.plot(ai, np.minimum(ai * mem.theoretical, top) / 1e12, ls="-.", lw=1.4, color=color, zorder=2)
