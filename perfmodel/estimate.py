@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.arch import Arch
-from perfmodel.rates import bandwidth, compute_rate, constants, latency_s, scope_overhead_s
+from perfmodel.rates import (
+    CORE_CLOCKED_LEVELS,
+    bandwidth,
+    compute_rate,
+    constants,
+    latency_s,
+    loaded_core_clock,
+    scope_overhead_s,
+)
 from perfmodel.roofline import largest_term
 from perfmodel.vocab import (
     FILL,
@@ -174,13 +182,18 @@ class _Terms:
     latency_limited: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-def _compute_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, first_principles: bool) -> None:
+def _compute_terms(
+    work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, first_principles: bool, clock: tuple[float, str]
+) -> None:
     """FLOPs / achievable rate, stretched by wave quantization (and, on the matrix pipes, by the
-    padding of partial tiles: `Launch.useful_fraction`); FLOPs / peak for the naive roof."""
+    padding of partial tiles: `Launch.useful_fraction`); FLOPs / peak for the naive roof. The
+    other pipes run at the core clock of the kernel (`rates.loaded_core_clock`)."""
     useful = np.asarray(work.launch.useful_fraction if work.launch else 1.0, dtype=float)
     for key, f in work.flops.items():
         pipe, dtype = split_flop_key(key)
         rate, peak, prov = compute_rate(arch, pipe, dtype, first_principles, packed=key in work.packed)
+        if pipe not in MATRIX_PIPES and clock[0] < 1.0:
+            rate, prov = rate * clock[0], f"{prov}; {clock[1]}"
         t = compute_term(key)
         used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
         f = np.asarray(f, dtype=float)
@@ -188,7 +201,9 @@ def _compute_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, fi
         terms.naive[t] = f / peak
 
 
-def _integer_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, notes: list[str]) -> None:
+def _integer_terms(
+    work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, notes: list[str], clock: tuple[float, str]
+) -> None:
     """Integer VALU ops, one term per pipe (``compute:valu:int``): the op classes issue one
     after another on the same VALU, so their times add: sum of ops / the spec's integer rate of
     each class, stretched by wave quantization like the FLOP terms. The naive roofline uses the
@@ -207,7 +222,7 @@ def _integer_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, no
                         f"{arch.key} has no {pipe} {op} integer rate in its spec: those integer ops are not timed"
                     )
                 continue
-            secs = secs + n / peak
+            secs = secs + n / (peak * clock[0])
             ops = ops + n
             srcs.append(f"{op} {arch.int_rate(pipe, op).value:g} op/clk/CU")
         if not srcs:
@@ -218,6 +233,7 @@ def _integer_terms(work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, no
         used.rate[t] = used.peak[t] = eff
         used.provenance[t] = (
             f"theoretical integer rates ({', '.join(srcs)}), summed per op class; integer ops, not FLOPs"
+            + (f"; {clock[1]}" if clock[0] < 1.0 else "")
         )
         terms.time[t] = secs / q
         terms.naive[t] = secs
@@ -232,8 +248,10 @@ def _memory_terms(
     terms: _Terms,
     notes: list[str],
     first_principles: bool,
+    clock: tuple[float, str],
 ) -> None:
-    """Bytes / achievable bandwidth, capped by Little's law over the bytes the waves keep in flight."""
+    """Bytes / achievable bandwidth, capped by Little's law over the bytes the waves keep in flight.
+    The on-chip levels run at the core clock of the kernel (`rates.loaded_core_clock`)."""
     q = occ["quantization"]
     L = work.launch
     bpw = np.asarray(L.bytes_in_flight_per_wave if L else 0, dtype=float) * np.ones(shape)
@@ -246,6 +264,8 @@ def _memory_terms(
                 notes.append(f"{arch.key} has no '{level}' level: its bytes are not timed")
             continue
         rate, peak, prov = bandwidth(arch, level, first_principles)
+        if level in CORE_CLOCKED_LEVELS and clock[0] < 1.0:
+            rate, prov = rate * clock[0], f"{prov}; {clock[1]}"
         if "tag A" in prov and np.any(b > 0):
             notes.append(
                 f"the {level} ceiling of {arch.key} is a placeholder (an assumption in its spec, tag A)"
@@ -422,10 +442,12 @@ def estimate(
     used = RatesUsed()
     terms = _Terms()
     notes = list(work.notes)
-    _compute_terms(work, arch, occ["quantization"], used, terms, first_principles)
-    _integer_terms(work, arch, occ["quantization"], used, terms, notes)
+    matrix = sorted({p for p in (split_flop_key(k)[0] for k in work.flops) if p in MATRIX_PIPES})
+    clock = loaded_core_clock(arch, matrix, first_principles)
+    _compute_terms(work, arch, occ["quantization"], used, terms, first_principles, clock)
+    _integer_terms(work, arch, occ["quantization"], used, terms, notes, clock)
     _dependent_chain(work, occ, terms)
-    _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles)
+    _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles, clock)
     _timed_terms(work, shape, terms)
     _k_loop(work, arch, occ, terms)
     if not terms.time:

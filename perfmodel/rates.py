@@ -164,6 +164,32 @@ def achievable_rates(arch: Arch) -> tuple[dict[str, float], dict[str, float]]:
     return ach, peak
 
 
+# Resources clocked with the compute units (the core clock, SCLK): the VALU and SFU, and the
+# LDS, L1 and L2 of each CU / XCD. The MALL and device memory run on their own clocks.
+CORE_CLOCKED_LEVELS = ("lds", "l1", "l2")
+
+
+def loaded_core_clock(arch: Arch, matrix_pipes: list[str], first_principles: bool = False) -> tuple[float, str]:
+    """(share of the spec clock, note) the core runs at in a kernel that keeps a matrix pipe busy.
+
+    One clock drives a CU's matrix cores, VALU, SFU, LDS and L1 and its XCD's L2, so a kernel
+    whose matrix pipe pulls the clock down to the one measured under a sustained GEMM (the
+    archspec's ``measured: clock: <pipe>``, e.g. MI300X 1207 MHz at 750 W, AMD's "Measuring
+    Max-Achievable FLOPs" blog) runs its softmax, rescaling, epilogue and on-chip traffic at that
+    clock too. Matrix rates need no scaling: the measured GEMM rates they come from ran at it.
+    1.0 without a matrix pipe, without a measured clock, or in first-principles mode."""
+    if first_principles or not matrix_pipes:
+        return 1.0, ""
+    pipe = matrix_pipes[0]
+    clk = arch.clock_under_load(pipe)
+    if clk >= arch.clock_hz:
+        return 1.0, ""
+    return clk / arch.clock_hz, (
+        f"VALU, SFU, LDS, L1 and L2 at the clock measured under {pipe} load "
+        f"({clk / 1e6:.0f} of {arch.clock_hz / 1e6:.0f} MHz)"
+    )
+
+
 def platform(arch: Arch) -> str:
     """The software stack of a GPU: ``cuda`` for NVIDIA parts, ``rocm`` for AMD ones."""
     return "cuda" if str(arch.vendor).upper() == "NVIDIA" else "rocm"

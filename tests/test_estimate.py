@@ -114,6 +114,37 @@ def test_matrix_gemm_is_compute_bound_at_the_measured_clock():
     assert 0.7 * measured < achieved <= measured * 1.0001
 
 
+def test_a_matrix_kernel_runs_its_other_pipes_and_on_chip_levels_at_the_loaded_clock():
+    """MI300X sustains 1207 of 2100 MHz under a GEMM (S7): a kernel that uses the matrix pipe
+    runs its VALU/SFU work and its LDS, L1 and L2 traffic at that clock too; the MALL and HBM
+    (other clocks), kernels without matrix work, first-principles mode and GPUs without a
+    measured clock are not scaled."""
+    from perfmodel.models.registry import get_model
+    from perfmodel.rates import bandwidth, compute_rate
+
+    a = load_arch("mi300x")
+    ratio = a.clock_under_load("mfma") / a.clock_hz
+    assert ratio == pytest.approx(1207 / 2100)
+    shape = {"batch": [2], "heads": [32], "seq_q": [4096], "head_dim": [128]}
+    model = get_model("attention")
+    p = {name: spec.default for name, spec in model.params.items()} | {k: np.array(v, float) for k, v in shape.items()}
+    e = estimate(model.fn(p, a, "bf16"), a)
+    valu = compute_rate(a, "valu", "fp32")[0]
+    assert e.rates_used.rate["compute:valu:fp32"] == pytest.approx(valu * ratio)
+    assert "1207 of 2100 MHz" in e.rates_used.provenance["compute:valu:fp32"]
+    for lv in ("lds", "l1", "l2"):
+        assert e.rates_used.rate[f"memory:{lv}"] == pytest.approx(bandwidth(a, lv)[0] * ratio)
+    for lv in ("mall", "hbm"):
+        assert e.rates_used.rate[f"memory:{lv}"] == pytest.approx(bandwidth(a, lv)[0])
+    fp = estimate(model.fn(p, a, "bf16"), a, first_principles=True)
+    assert fp.rates_used.rate["compute:valu:fp32"] == pytest.approx(compute_rate(a, "valu", "fp32", True)[0])
+    ln = sweep("layernorm", a, "bf16", rows=[8192], cols=4096)
+    assert ln.estimate.rates_used.rate["memory:l2"] == pytest.approx(bandwidth(a, "l2")[0])
+    b = load_arch("mi355x")  # no measured clock under load
+    eb = estimate(model.fn(p, b, "bf16"), b)
+    assert eb.rates_used.rate["compute:valu:fp32"] == pytest.approx(compute_rate(b, "valu", "fp32")[0])
+
+
 def test_bandwidth_efficiency_constants_are_the_medians_of_the_shipped_specs():
     """model_constants.yaml says these are medians of measured/theoretical: recompute them."""
     ratios: dict[str, list[float]] = {}
