@@ -324,13 +324,15 @@ def _k_loop(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     terms.time[K_LOOP] = rounds * steps * per_step
 
 
-def _exposed_epilogue(arch: Arch, occ: dict, L, terms: _Terms, alone, rounds, shape, first_principles) -> np.ndarray:
+def _exposed_epilogue(
+    arch: Arch, occ: dict, L, terms: _Terms, alone, rounds, shape, first_principles, clock: float
+) -> np.ndarray:
     """What the epilogue writes add to the body when each round's write follows its compute.
 
     A round then lasts its compute plus its write, so the kernel lasts at least the compute
     terms plus the rounds' writes; a memory term that already exceeds that (the writes are in
     it) needs nothing more. Only the excess over the body is added (AMD: `_epilogue_drain`)."""
-    drain = np.where(alone, rounds * _epilogue_drain(arch, occ, L, first_principles), 0.0)
+    drain = np.where(alone, rounds * _epilogue_drain(arch, occ, L, first_principles, clock), 0.0)
     if not np.any(drain > 0):
         return np.zeros(shape)
     comp = [np.broadcast_to(v, shape) for k, v in terms.time.items() if is_compute(k)]
@@ -340,14 +342,14 @@ def _exposed_epilogue(arch: Arch, occ: dict, L, terms: _Terms, alone, rounds, sh
     return np.maximum(0.0, np.maximum.reduce(comp) + drain - body)
 
 
-def _epilogue_drain(arch: Arch, occ: dict, L, first_principles: bool) -> np.ndarray:
+def _epilogue_drain(arch: Arch, occ: dict, L, first_principles: bool, clock: float = 1.0) -> np.ndarray:
     """Seconds one round of tiles takes to write its epilogue (C, O) when nothing overlaps it.
 
     A wave ends only after its stores are acknowledged (S_ENDPGM waits for the outstanding
     memory counters), so with one workgroup per CU the next tile starts after the last one's
     write; the tiles of a round finish together, so their writes share the write path: the
     round's bytes at the bandwidth of the first level that holds them (L2, else the MALL, else
-    device memory), as split-K partials are booked."""
+    device memory), as split-K partials are booked; the L2 at the kernel's core clock."""
     per_wg = np.asarray(L.epilogue_bytes, dtype=float)
     if not np.any(per_wg > 0):
         return np.zeros(np.shape(occ["grid"]))
@@ -355,7 +357,8 @@ def _epilogue_drain(arch: Arch, occ: dict, L, first_principles: bool) -> np.ndar
     secs = burst / bandwidth(arch, arch.memory_level, first_principles)[0]
     for level in reversed([lv for lv in ("l2", "mall") if lv in arch.levels]):
         fits = burst <= arch.capacity(level)
-        secs = np.where(fits, burst / bandwidth(arch, level, first_principles)[0], secs)
+        rate = bandwidth(arch, level, first_principles)[0] * (clock if level in CORE_CLOCKED_LEVELS else 1.0)
+        secs = np.where(fits, burst / rate, secs)
     return secs
 
 
@@ -462,7 +465,7 @@ def estimate(
         alone = (np.asarray(L.tile_m) > 0) & (occ["wgs_per_cu"] < 2)
         fill = fill * np.where(alone, rounds, 1.0)
         if arch.vendor == "AMD":
-            fill = fill + _exposed_epilogue(arch, occ, L, terms, alone, rounds, shape, first_principles)
+            fill = fill + _exposed_epilogue(arch, occ, L, terms, alone, rounds, shape, first_principles, clock[0])
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
     kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
     launch = arch.launch_overhead_s * kernels if include_launch else None

@@ -140,6 +140,18 @@ def test_a_matrix_kernel_runs_its_other_pipes_and_on_chip_levels_at_the_loaded_c
     assert fp.rates_used.rate["compute:valu:fp32"] == pytest.approx(compute_rate(a, "valu", "fp32", True)[0])
     ln = sweep("layernorm", a, "bf16", rows=[8192], cols=4096)
     assert ln.estimate.rates_used.rate["memory:l2"] == pytest.approx(bandwidth(a, "l2")[0])
+    # the epilogue writes of a round drain into the L2 at that clock too
+    from perfmodel.estimate import _epilogue_drain, occupancy
+
+    g = get_model("gemm")
+    gp = {name: spec.default for name, spec in g.params.items()} | {
+        "m": np.array([4096.0]), "n": np.array([4096.0]), "k": np.array([256.0]), "batch": np.array([1.0])
+    }
+    gw = g.fn(gp, a, "bf16")
+    occ = occupancy(a, gw, (1,))
+    assert _epilogue_drain(a, occ, gw.launch, False, ratio)[0] == pytest.approx(
+        _epilogue_drain(a, occ, gw.launch, False)[0] / ratio
+    )
     b = load_arch("mi355x")  # no measured clock under load
     eb = estimate(model.fn(p, b, "bf16"), b)
     assert eb.rates_used.rate["compute:valu:fp32"] == pytest.approx(compute_rate(b, "valu", "fp32")[0])
@@ -295,16 +307,18 @@ def test_amd_tiles_alone_on_a_cu_expose_their_epilogue_writes():
     import perfmodel
     from perfmodel.estimate import _epilogue_drain, occupancy
     from perfmodel.models.registry import get_model
-    from perfmodel.rates import bandwidth, latency_s
+    from perfmodel.rates import CORE_CLOCKED_LEVELS, bandwidth, latency_s, loaded_core_clock
 
     a = load_arch("mi300x")
+    clock = loaded_core_clock(a, ["mfma"])[0]  # the L2 runs at the clock under matrix load
     (big,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=8192, n=8192, k=8192)
     assert big.wgs_per_cu == 1 and big.bound == "compute:mfma"
     rounds = math.ceil(big.grid / a.cus)
     tm, tn = (int(x) for x in big.tile.split("x")[:2])
     burst = a.cus * tm * tn * 2.0  # one round of bf16 C tiles (30-40 MiB)
     level = "l2" if burst <= a.capacity("l2") else "mall"
-    expected = 2 * rounds * latency_s(a, "hbm") + rounds * burst / bandwidth(a, level)[0]
+    rate = bandwidth(a, level)[0] * (clock if level in CORE_CLOCKED_LEVELS else 1.0)
+    expected = 2 * rounds * latency_s(a, "hbm") + rounds * burst / rate
     assert big.terms_s["fill"] == pytest.approx(expected)
     # a short-K GEMM: each round's compute plus its C write, or the memory terms (which hold
     # those writes) where they take longer: time = max(body, compute + drain) + latencies + launch
@@ -315,7 +329,7 @@ def test_amd_tiles_alone_on_a_cu_expose_their_epilogue_writes():
     occ = occupancy(a, w, (1,))
     assert occ["wgs_per_cu"][0] < 2
     rounds = math.ceil(occ["grid"][0] / a.cus)
-    drain = rounds * _epilogue_drain(a, occ, w.launch, False)[0]
+    drain = rounds * _epilogue_drain(a, occ, w.launch, False, clock)[0]
     body = max(v[0] for k, v in est.terms.items() if k not in ("fill", "launch"))
     comp = max(v[0] for k, v in est.terms.items() if k.startswith("compute:"))
     lat = 2 * rounds * latency_s(a, "hbm")
