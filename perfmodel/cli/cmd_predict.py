@@ -119,6 +119,7 @@ def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_
     from perfmodel.arch import DEFAULT_ARCH
     from perfmodel.cases import load_case_file, parse_kv
     from perfmodel.errors import InputError, InputErrors
+    from perfmodel.output import jsonl_chunks
     from perfmodel.prediction import normalize_all
     from perfmodel.tables import render_predictions
 
@@ -156,7 +157,10 @@ def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_
         raise InputErrors(errors)
     what = _what_was_run(kernel, cases_file, suite, preds, warm, any(c.warm for c in cases))
     written = _draw(preds, plot, chart, all_levels, what, dtype, arch_list) if plot else []
-    emit(render_predictions(_rows_dropping(preds), fmt, detail=terms, title=what), output)
+    if fmt == "jsonl":  # written as it is encoded, a thousand rows at a time
+        emit((piece.encode() for piece in jsonl_chunks(_rows_dropping(preds))), output)
+    else:
+        emit(render_predictions(_rows_dropping(preds), fmt, detail=terms, title=what), output)
     for path, desc in written:
         click.echo(f"{desc} written to {path}", err=True)
     for e in skipped:

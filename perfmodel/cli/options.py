@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import click
 
-from perfmodel.output import FORMATS, write_atomic
+from perfmodel.output import FORMATS, atomic_file, write_atomic
 
 format_option = click.option(
     "--format",
@@ -59,9 +61,21 @@ output_option = click.option(
 )
 
 
-def emit(text: str, output: str | None) -> None:
-    """Print, or write the file in one piece (no half-written file on failure)."""
+def emit(text: str | Iterable[bytes], output: str | None) -> None:
+    """Print, or write the file (no half-written file on failure: `atomic_file`).
+
+    ``text``: the whole text, or pieces of encoded text written as they come (JSON lines of a
+    big --cases file: see `perfmodel.output.jsonl_chunks`)."""
+    if isinstance(text, str):
+        if output:
+            write_atomic(output, text)
+        else:
+            click.echo(text, nl=False)
+        return
     if output:
-        write_atomic(output, text)
+        with atomic_file(output) as f:
+            for piece in text:
+                f.write(piece)
     else:
-        click.echo(text, nl=False)
+        for piece in text:
+            click.echo(piece, nl=False)  # bytes go to the binary stream as they are
