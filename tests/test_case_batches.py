@@ -197,3 +197,49 @@ def test_predict_pauses_the_garbage_collector_only_while_it_runs():
     assert r.exit_code == 0 and gc.isenabled()
     r = CliRunner().invoke(cli, ["predict", "stream", "op=copy", "n=-5", "--arch", "mi300x"])
     assert r.exit_code == 2 and gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ['{"kernel": "gemm", "m": 1}', '{"m": 2.5e3, "t": true, "n": null, "s": "x\\u00e9\\n", "l": [1, 2]}', "{}"],
+        ['{"kernel": "gemm", "m": 1}', '{"id": "a:b", "m": 2.5e3, "t": true, "n": null}', "{}"],  # a colon in a string
+        ['{"m": 1, "m": 2}', '{"n": 1}'],  # a repeated key
+        ['{"id": "a{b", "m": 1}', '{"n": 1}'],  # a brace in a string
+        ['{"x": {"y": 1}}', '{"n": 1}'],  # nested
+        ['{"a": [{}', '{}]}', '{"b": 1}, {"c": 2}'],  # objects that would span lines once joined
+        ['{"a": 1', '"b": 2}'],
+        ['{"m": 1}{"n": 2}', '{"k": 3}'],
+        ['{"m": 1,}', '{"k": 3}'],
+        ['{"m": ' + "9" * 5000 + "}"],  # an integer too long
+        [' {"m": 1}', '{"k": 3}  ', "", '{"n": 4}'],  # blanks
+    ],
+)
+def test_json_lines_in_one_call_equal_line_by_line(tmp_path, lines):
+    """`_decode_all` (every line in one decoder call) gives `_decode_each`'s rows or declines
+    (None); through `load_case_file` the rows, or the error line, are those of line by line."""
+    from perfmodel.cases import _decode_all, _decode_each
+
+    text = "\n".join(lines) + "\n"
+    try:
+        expected: object = _decode_each(text.splitlines(), "f")
+    except InputError as e:
+        expected = str(e)
+    fast = _decode_all(text, text.splitlines())
+    assert fast is None or fast == expected
+    assert (fast is not None) == (lines[0] == '{"kernel": "gemm", "m": 1}' and "a:b" not in text)  # the first case only
+    f = tmp_path / "c.jsonl"
+    f.write_text(text)
+    try:
+        got: object = load_case_file(str(f))
+    except InputError as e:
+        got = str(e).replace(str(f), "f")
+    assert got == expected
+
+
+def test_json_lines_of_the_speed_benchmark_take_the_one_call_path():
+    from perfmodel.cases import _decode_all
+
+    rows = [{"kernel": "gemm", "m": i + 1, "n": 4096, "k": 4096, "dtype": "bf16", "id": f"c{i}"} for i in range(100)]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    assert _decode_all(text, text.splitlines()) == rows
