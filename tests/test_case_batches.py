@@ -146,10 +146,11 @@ def test_prediction_many_needs_every_field():
 
 def test_reused_line_encoder_writes_what_json_writes():
     """The C encoder made once (`output._line_encoder`) gives `JSONEncoder.encode`'s text, key
-    memo and all, across rows; inf/nan still go through the clean-up (null)."""
+    memo and all, across rows; inf/nan still go through the clean-up (null), also inside a
+    piece of `jsonl_chunks`."""
     import numpy as np
 
-    from perfmodel.output import _LINE_ENCODER, _dumps_line, _encode_line
+    from perfmodel.output import _LINE_ENCODER, _dumps_line, _encode_line, jsonl_chunks
 
     rows = [
         {"id": "a\u00e9\n\"", "x": 1.5, "y": [1e-7, 2.0, None, True, 3], "shape": {"m": 4096, "k": 0.1}},
@@ -158,7 +159,10 @@ def test_reused_line_encoder_writes_what_json_writes():
     ]
     for r in rows:
         assert _encode_line(r) == _LINE_ENCODER.encode(r) == json.dumps(r, default=lambda o: o.item())
-    assert _dumps_line({"t": float("inf"), "u": [float("nan")]}) == '{"t": null, "u": [null]}'
+    bad = {"t": float("inf"), "u": [float("nan")]}
+    assert _dumps_line(bad) == '{"t": null, "u": [null]}'
+    expected = "".join(_dumps_line(r) + "\n" for r in [*rows, bad, rows[0]])
+    assert "".join(jsonl_chunks([*rows, bad, rows[0]], size=2)) == expected
 
 
 def test_numbers_accepted_is_convert_params_check_as_a_column():
