@@ -15,6 +15,7 @@ from typing import Any
 
 from perfmodel import dtypes
 from perfmodel.arch import Arch
+from perfmodel.columns import rows_of
 from perfmodel.errors import InputError, one_line
 from perfmodel.models.registry import KernelModel, Param, convert_param, get_model, numbers_accepted
 from perfmodel.vocab import SCOPES
@@ -280,7 +281,9 @@ def _normalize_group(raws: list, idx: list[int], kernel: str, keys: tuple, ctx: 
     group = [raws[i] for i in idx]
     n = len(group)
     bad: set[int] = set()  # positions in the group that normalize must redo
-    rows = zip(*[_column(model.params[k], [r[k] for r in group], bad) for k in names], strict=True) if names else repeat(())
+    cols = [_column(model.params[k], [r[k] for r in group], bad) for k in names]
+    # each case's parameters: its own, then the defaults (one shared object per default, as before)
+    params_of = rows_of((*names, *defaults), cols + [[v] * n for v in defaults.values()], n)
     has = set(keys)
 
     def column(key: str, default: Any, check) -> Iterable:
@@ -326,11 +329,9 @@ def _normalize_group(raws: list, idx: list[int], kernel: str, keys: tuple, ctx: 
         targets = [t if isinstance(t, Arch) else str(t) for t in targets]
         arch_col = repeat(targets[0])
     name = model.name
-    for pos, vals, dt, sc, warm, cid, a in zip(range(n), rows, dts, scs, warms, ids, arch_col, strict=False):  # repeat()s
+    for pos, params, dt, sc, warm, cid, a in zip(range(n), params_of, dts, scs, warms, ids, arch_col, strict=False):  # repeat()s
         if pos in bad:
             continue
-        params = dict(zip(names, vals, strict=True))
-        params.update(defaults)
         if len(targets) == 1:
             done[idx[pos]] = [Case(idx[pos], cid, a, name, dt, params, model, sc, warm)]
         else:  # one case per arch, each with its own params

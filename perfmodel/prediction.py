@@ -9,8 +9,7 @@ and gets one typed `Prediction` per case; `Prediction.row()` is the output contr
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
-from functools import lru_cache
+from collections.abc import Iterable
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from types import NoneType
@@ -20,6 +19,7 @@ import numpy as np
 
 from perfmodel.arch import DEFAULT_ARCH, Arch, load_arch
 from perfmodel.cases import Case, normalize, normalize_all  # noqa: F401 - normalize_all: also imported from here
+from perfmodel.columns import rows_of
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
 from perfmodel.record import Prediction
@@ -109,29 +109,7 @@ def _list(x, n: int) -> list:
 
 def _dicts(col: dict[str, list], n: int) -> list[dict]:
     """{key: [v0, v1, ...]} -> [{key: v0}, {key: v1}, ...] (same key order in every dict)."""
-    return _rows_of(tuple(col), list(col.values()), n)
-
-
-def _rows_of(keys: tuple, cols: list[list], n: int) -> list[dict]:
-    """``n`` dicts, the i-th ``{keys[0]: cols[0][i], keys[1]: cols[1][i], ...}``."""
-    if any(len(c) != n for c in cols):
-        raise ValueError(f"columns of {[len(c) for c in cols]} values for {n} dicts")
-    if not keys:
-        return [{} for _ in range(n)]
-    return list(map(_dict_maker(keys), *cols))
-
-
-@lru_cache(maxsize=512)
-def _dict_maker(keys: tuple) -> Callable[..., dict]:
-    """``f(v0, v1, ...) -> {keys[0]: v0, keys[1]: v1, ...}``: one dict display, generated once per
-    key tuple (as `dataclasses` generates ``__init__``), which builds a small dict in half the
-    time ``dict(zip(keys, values))`` takes; a 100k-case file builds 800k of them. Text keys are
-    written with ``repr`` (a literal equal to the key); any other key goes through ``zip``."""
-    if not all(k.__class__ is str for k in keys):
-        return lambda *vals: dict(zip(keys, vals, strict=True))
-    args = [f"v{i}" for i in range(len(keys))]
-    body = ", ".join(f"{k!r}: {a}" for k, a in zip(keys, args, strict=True))
-    return eval(f"lambda {', '.join(args)}: {{{body}}}", {})
+    return rows_of(tuple(col), list(col.values()), n)
 
 
 def _shapes(cases: list[Case]) -> list[dict[str, Any]]:
@@ -160,7 +138,7 @@ def _shapes(cases: list[Case]) -> list[dict[str, Any]]:
             col = [int(v) if v.__class__ is float and v.is_integer() else v for v in col]
         cols.append(col)
         kept.append(k)
-    return _rows_of(tuple(kept), cols, len(cases))
+    return rows_of(tuple(kept), cols, len(cases))
 
 
 def _shape(params: dict[str, Any]) -> dict[str, Any]:

@@ -250,18 +250,18 @@ def test_json_lines_of_the_speed_benchmark_take_the_one_call_path():
 
 
 def test_generated_dict_displays_equal_dict_of_zip():
-    """`_rows_of` builds each dict with a generated display: the dicts (values, key order, key
+    """`columns.rows_of` builds each dict with a generated display: the dicts (values, key order, key
     identity) are those ``dict(zip(keys, values))`` gives, for keys that need quoting, many
     keys, non-text keys and none; unequal columns are refused."""
-    from perfmodel.prediction import _rows_of
+    from perfmodel.columns import rows_of
 
     odd = ("compute:mfma:bf16", "it's", 'say "hi"', "back\\slash", "new\nline", "é", "{v0}", "lambda", "")
     many = tuple(f"k{i}" for i in range(300))
     for keys in (("hbm",), odd, many, (1, 2.5, None), ("a", 1)):
         cols = [[(i, j) for i in range(3)] for j in range(len(keys))]
-        got = _rows_of(keys, cols, 3)
+        got = rows_of(keys, cols, 3)
         want = [dict(zip(keys, vals, strict=True)) for vals in zip(*cols, strict=True)]
         assert got == want and [list(d) for d in got] == [list(keys)] * 3
-    assert _rows_of((), [], 2) == [{}, {}]
+    assert rows_of((), [], 2) == [{}, {}]
     with pytest.raises(ValueError):
-        _rows_of(("a", "b"), [[1, 2], [1]], 2)
+        rows_of(("a", "b"), [[1, 2], [1]], 2)
