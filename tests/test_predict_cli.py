@@ -205,3 +205,17 @@ def test_jsonl_pieces_are_the_rows_text_byte_for_byte(tmp_path):
     out = tmp_path / "out.jsonl"
     r = run(["predict", "--cases", str(path), "--format", "jsonl", "-O", str(out)])
     assert r.exit_code == 0 and r.output == "" and out.read_text() == expected
+
+
+def test_jsonl_pieces_reach_a_text_only_stdout(tmp_path):
+    """In-process callers may swap stdout for a text-only stream (no binary buffer): the pieces
+    are text, so they still arrive there."""
+    import contextlib
+
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"kernel": "gemm", "m": 64, "n": 64, "k": 64}\n{"kernel": "stream", "op": "copy", "n": 4096}\n')
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        cli.main(["predict", "--cases", str(path), "--format", "jsonl"], standalone_mode=False)
+    assert buf.getvalue() == run(["predict", "--cases", str(path), "--format", "jsonl"]).output
+    assert [json.loads(x)["kernel"] for x in buf.getvalue().splitlines()] == ["gemm", "stream"]

@@ -161,7 +161,7 @@ def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_
     what = _what_was_run(kernel, cases_file, suite, preds, warm, case_warm)
     written = _draw(preds, plot, chart, all_levels, what, dtype, arch_list) if plot else []
     if fmt == "jsonl":  # written as it is encoded, a thousand rows at a time
-        emit((piece.encode() for piece in jsonl_chunks(_rows_dropping(preds))), output)
+        emit(jsonl_chunks(_rows_dropping(preds)), output)
     else:
         emit(render_predictions(_rows_dropping(preds), fmt, detail=terms, title=what), output)
     for path, desc in written:

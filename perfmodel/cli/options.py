@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import click
 
-from perfmodel.output import FORMATS, atomic_file, write_atomic
+from perfmodel.output import FORMATS, atomic_file
 
 format_option = click.option(
     "--format",
@@ -61,21 +61,17 @@ output_option = click.option(
 )
 
 
-def emit(text: str | Iterable[bytes], output: str | None) -> None:
+def emit(text: str | Iterable[str], output: str | None) -> None:
     """Print, or write the file (no half-written file on failure: `atomic_file`).
 
-    ``text``: the whole text, or pieces of encoded text written as they come (JSON lines of a
-    big --cases file: see `perfmodel.output.jsonl_chunks`)."""
+    ``text``: the whole text, or its pieces, written as they come (JSON lines of a big --cases
+    file: see `perfmodel.output.jsonl_chunks`)."""
     if isinstance(text, str):
-        if output:
-            write_atomic(output, text)
-        else:
-            click.echo(text, nl=False)
-        return
+        text = (text,)
     if output:
         with atomic_file(output) as f:
             for piece in text:
-                f.write(piece)
+                f.write(piece.encode())
     else:
         for piece in text:
-            click.echo(piece, nl=False)  # bytes go to the binary stream as they are
+            click.echo(piece, nl=False)
