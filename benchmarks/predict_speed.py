@@ -37,8 +37,8 @@ def sweep_rate(n: int = 1_000_000, repeats: int = 3) -> float:
     return n / best
 
 
-def cli_rate(n: int = 100_000) -> tuple[float, float]:
-    """(cases/s including start-up, cases/s excluding one empty-run start-up)."""
+def write_cases(path: str, n: int = 100_000) -> None:
+    """The benchmark's JSON-lines file: ``n`` mixed cases (gemm, rmsnorm, stream, attention), seed 1."""
     rng = np.random.default_rng(1)
     kernels = [
         lambda i: {"kernel": "gemm", "m": int(rng.integers(1, 8192)), "n": 4096, "k": 4096, "dtype": "bf16"},
@@ -46,13 +46,18 @@ def cli_rate(n: int = 100_000) -> tuple[float, float]:
         lambda i: {"kernel": "stream", "op": "triad", "n": int(rng.integers(1, 2**28))},
         lambda i: {"kernel": "attention", "batch": 1, "heads": 32, "kv_heads": 8, "seq_q": int(rng.integers(1, 8192)), "head_dim": 128, "dtype": "bf16"},
     ]
+    with open(path, "w") as f:
+        for i in range(n):
+            case = kernels[i % len(kernels)](i)
+            case["id"] = f"c{i}"
+            f.write(json.dumps(case) + "\n")
+
+
+def cli_rate(n: int = 100_000) -> tuple[float, float]:
+    """(cases/s including start-up, cases/s excluding one empty-run start-up)."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "cases.jsonl")
-        with open(path, "w") as f:
-            for i in range(n):
-                case = kernels[i % len(kernels)](i)
-                case["id"] = f"c{i}"
-                f.write(json.dumps(case) + "\n")
+        write_cases(path, n)
         small = os.path.join(d, "one.jsonl")
         with open(small, "w") as f:
             f.write(json.dumps({"kernel": "stream", "op": "copy", "n": 1000}) + "\n")

@@ -19,6 +19,7 @@ import numpy as np
 
 from perfmodel.arch import DEFAULT_ARCH, Arch, load_arch
 from perfmodel.cases import Case, normalize, normalize_all  # noqa: F401 - normalize_all: also imported from here
+from perfmodel.columns import rows_of
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
 from perfmodel.record import Prediction
@@ -108,9 +109,7 @@ def _list(x, n: int) -> list:
 
 def _dicts(col: dict[str, list], n: int) -> list[dict]:
     """{key: [v0, v1, ...]} -> [{key: v0}, {key: v1}, ...] (same key order in every dict)."""
-    if not col:
-        return [{} for _ in range(n)]
-    return list(map(dict, map(zip, repeat(list(col)), zip(*col.values(), strict=True))))
+    return rows_of(tuple(col), list(col.values()), n)
 
 
 def _shapes(cases: list[Case]) -> list[dict[str, Any]]:
@@ -139,7 +138,7 @@ def _shapes(cases: list[Case]) -> list[dict[str, Any]]:
             col = [int(v) if v.__class__ is float and v.is_integer() else v for v in col]
         cols.append(col)
         kept.append(k)
-    return list(map(dict, map(zip, repeat(kept), zip(*cols, strict=True)))) if kept else [{} for _ in cases]
+    return rows_of(tuple(kept), cols, len(cases))
 
 
 def _shape(params: dict[str, Any]) -> dict[str, Any]:

@@ -146,10 +146,11 @@ def test_prediction_many_needs_every_field():
 
 def test_reused_line_encoder_writes_what_json_writes():
     """The C encoder made once (`output._line_encoder`) gives `JSONEncoder.encode`'s text, key
-    memo and all, across rows; inf/nan still go through the clean-up (null)."""
+    memo and all, across rows; inf/nan still go through the clean-up (null), also inside a
+    piece of `jsonl_chunks`."""
     import numpy as np
 
-    from perfmodel.output import _LINE_ENCODER, _dumps_line, _encode_line
+    from perfmodel.output import _LINE_ENCODER, _dumps_line, _encode_line, jsonl_chunks
 
     rows = [
         {"id": "a\u00e9\n\"", "x": 1.5, "y": [1e-7, 2.0, None, True, 3], "shape": {"m": 4096, "k": 0.1}},
@@ -158,7 +159,10 @@ def test_reused_line_encoder_writes_what_json_writes():
     ]
     for r in rows:
         assert _encode_line(r) == _LINE_ENCODER.encode(r) == json.dumps(r, default=lambda o: o.item())
-    assert _dumps_line({"t": float("inf"), "u": [float("nan")]}) == '{"t": null, "u": [null]}'
+    bad = {"t": float("inf"), "u": [float("nan")]}
+    assert _dumps_line(bad) == '{"t": null, "u": [null]}'
+    expected = "".join(_dumps_line(r) + "\n" for r in [*rows, bad, rows[0]])
+    assert "".join(jsonl_chunks([*rows, bad, rows[0]], size=2)) == expected
 
 
 def test_numbers_accepted_is_convert_params_check_as_a_column():
@@ -197,3 +201,67 @@ def test_predict_pauses_the_garbage_collector_only_while_it_runs():
     assert r.exit_code == 0 and gc.isenabled()
     r = CliRunner().invoke(cli, ["predict", "stream", "op=copy", "n=-5", "--arch", "mi300x"])
     assert r.exit_code == 2 and gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ['{"kernel": "gemm", "m": 1}', '{"m": 2.5e3, "t": true, "n": null, "s": "x\\u00e9\\n", "l": [1, 2]}', "{}"],
+        ['{"kernel": "gemm", "m": 1}', '{"id": "a:b", "m": 2.5e3, "t": true, "n": null}', "{}"],  # a colon in a string
+        ['{"m": 1, "m": 2}', '{"n": 1}'],  # a repeated key
+        ['{"id": "a{b", "m": 1}', '{"n": 1}'],  # a brace in a string
+        ['{"x": {"y": 1}}', '{"n": 1}'],  # nested
+        ['{"a": [{}', '{}]}', '{"b": 1}, {"c": 2}'],  # objects that would span lines once joined
+        ['{"a": 1', '"b": 2}'],
+        ['{"m": 1}{"n": 2}', '{"k": 3}'],
+        ['{"m": 1,}', '{"k": 3}'],
+        ['{"m": ' + "9" * 5000 + "}"],  # an integer too long
+        [' {"m": 1}', '{"k": 3}  ', "", '{"n": 4}'],  # blanks
+    ],
+)
+def test_json_lines_in_one_call_equal_line_by_line(tmp_path, lines):
+    """`_decode_all` (every line in one decoder call) gives `_decode_each`'s rows or declines
+    (None); through `load_case_file` the rows, or the error line, are those of line by line."""
+    from perfmodel.cases import _decode_all, _decode_each
+
+    text = "\n".join(lines) + "\n"
+    try:
+        expected: object = _decode_each(text.splitlines(), "f")
+    except InputError as e:
+        expected = str(e)
+    fast = _decode_all(text, text.splitlines())
+    assert fast is None or fast == expected
+    assert (fast is not None) == (lines[0] == '{"kernel": "gemm", "m": 1}' and "a:b" not in text)  # the first case only
+    f = tmp_path / "c.jsonl"
+    f.write_text(text)
+    try:
+        got: object = load_case_file(str(f))
+    except InputError as e:
+        got = str(e).replace(str(f), "f")
+    assert got == expected
+
+
+def test_json_lines_of_the_speed_benchmark_take_the_one_call_path():
+    from perfmodel.cases import _decode_all
+
+    rows = [{"kernel": "gemm", "m": i + 1, "n": 4096, "k": 4096, "dtype": "bf16", "id": f"c{i}"} for i in range(100)]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    assert _decode_all(text, text.splitlines()) == rows
+
+
+def test_generated_dict_displays_equal_dict_of_zip():
+    """`columns.rows_of` builds each dict with a generated display: the dicts (values, key order, key
+    identity) are those ``dict(zip(keys, values))`` gives, for keys that need quoting, many
+    keys, non-text keys and none; unequal columns are refused."""
+    from perfmodel.columns import rows_of
+
+    odd = ("compute:mfma:bf16", "it's", 'say "hi"', "back\\slash", "new\nline", "é", "{v0}", "lambda", "")
+    many = tuple(f"k{i}" for i in range(300))
+    for keys in (("hbm",), odd, many, (1, 2.5, None), ("a", 1)):
+        cols = [[(i, j) for i in range(3)] for j in range(len(keys))]
+        got = rows_of(keys, cols, 3)
+        want = [dict(zip(keys, vals, strict=True)) for vals in zip(*cols, strict=True)]
+        assert got == want and [list(d) for d in got] == [list(keys)] * 3
+    assert rows_of((), [], 2) == [{}, {}]
+    with pytest.raises(ValueError):
+        rows_of(("a", "b"), [[1, 2], [1]], 2)

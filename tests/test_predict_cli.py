@@ -172,3 +172,50 @@ def test_malformed_case_file(tmp_path):
     f.write_text('{"kernel": "gemm", "m": 1\n')
     r = CliRunner().invoke(cli, ["predict", "--cases", str(f)])
     assert r.exit_code == 2 and "line 1: malformed JSON" in r.output
+
+
+def test_jsonl_pieces_are_the_rows_text_byte_for_byte(tmp_path):
+    """`predict --cases --format jsonl` writes its lines a thousand at a time (stdout and -O):
+    the text is each record's `row()` through the one line encoder, joined, whatever the piece
+    size, for a file that needs several pieces and ends mid-piece."""
+    from perfmodel import predict
+    from perfmodel.output import _dumps_line, jsonl_chunks, render
+
+    kinds = [
+        {"kernel": "gemm", "n": 4096, "k": 4096, "dtype": "bf16"},
+        {"kernel": "rmsnorm", "cols": 4096, "dtype": "bf16"},
+        {"kernel": "stream", "op": "triad"},
+    ]
+    cases = []
+    for i in range(2503):
+        c = dict(kinds[i % 3], id=f"c{i}")
+        c["m" if c["kernel"] == "gemm" else "rows" if c["kernel"] == "rmsnorm" else "n"] = 1 + 37 * i
+        cases.append(c)
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    rows = predict(cases=cases).rows
+    expected = "".join(_dumps_line(r) + "\n" for r in rows)
+    assert render(rows, "jsonl") == expected
+    for size in (1, 7, 1000, 5000):
+        pieces = list(jsonl_chunks(rows, size=size))
+        assert len(pieces) == -(-len(rows) // size) and "".join(pieces) == expected
+    assert list(jsonl_chunks([])) == []
+    r = run(["predict", "--cases", str(path), "--format", "jsonl"])
+    assert r.exit_code == 0 and r.output == expected
+    out = tmp_path / "out.jsonl"
+    r = run(["predict", "--cases", str(path), "--format", "jsonl", "-O", str(out)])
+    assert r.exit_code == 0 and r.output == "" and out.read_text() == expected
+
+
+def test_jsonl_pieces_reach_a_text_only_stdout(tmp_path):
+    """In-process callers may swap stdout for a text-only stream (no binary buffer): the pieces
+    are text, so they still arrive there."""
+    import contextlib
+
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"kernel": "gemm", "m": 64, "n": 64, "k": 64}\n{"kernel": "stream", "op": "copy", "n": 4096}\n')
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        cli.main(["predict", "--cases", str(path), "--format", "jsonl"], standalone_mode=False)
+    assert buf.getvalue() == run(["predict", "--cases", str(path), "--format", "jsonl"]).output
+    assert [json.loads(x)["kernel"] for x in buf.getvalue().splitlines()] == ["gemm", "stream"]

@@ -119,6 +119,7 @@ def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_
     from perfmodel.arch import DEFAULT_ARCH
     from perfmodel.cases import load_case_file, parse_kv
     from perfmodel.errors import InputError, InputErrors
+    from perfmodel.output import jsonl_chunks
     from perfmodel.prediction import normalize_all
     from perfmodel.tables import render_predictions
 
@@ -148,15 +149,21 @@ def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_
             raise InputError("--chart times/terms draw .png/.svg/.pdf; the interactive .html is the roofline", key="--chart")
     problems: list[InputError] = []
     cases = normalize_all(raws, arch_list or [DEFAULT_ARCH], dtype, source=source, problems=problems, scope=scope)
+    del raws
+    case_warm = any(c.warm for c in cases)
     preds = _evaluate(cases, warm, problems)
+    del cases
     problems.sort(key=lambda e: getattr(e, "index", 0))
     skipped = [e for e in problems if suite and e.key == "dtype"]  # the suite on a GPU without that dtype
     errors = [e for e in problems if e not in skipped]
     if errors and not keep_going:
         raise InputErrors(errors)
-    what = _what_was_run(kernel, cases_file, suite, preds, warm, any(c.warm for c in cases))
+    what = _what_was_run(kernel, cases_file, suite, preds, warm, case_warm)
     written = _draw(preds, plot, chart, all_levels, what, dtype, arch_list) if plot else []
-    emit(render_predictions(_rows_dropping(preds), fmt, detail=terms, title=what), output)
+    if fmt == "jsonl":  # written as it is encoded, a thousand rows at a time
+        emit(jsonl_chunks(_rows_dropping(preds)), output)
+    else:
+        emit(render_predictions(_rows_dropping(preds), fmt, detail=terms, title=what), output)
     for path, desc in written:
         click.echo(f"{desc} written to {path}", err=True)
     for e in skipped:

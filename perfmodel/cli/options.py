@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import click
 
-from perfmodel.output import FORMATS, write_atomic
+from perfmodel.output import FORMATS, atomic_file
 
 format_option = click.option(
     "--format",
@@ -59,9 +61,17 @@ output_option = click.option(
 )
 
 
-def emit(text: str, output: str | None) -> None:
-    """Print, or write the file in one piece (no half-written file on failure)."""
+def emit(text: str | Iterable[str], output: str | None) -> None:
+    """Print, or write the file (no half-written file on failure: `atomic_file`).
+
+    ``text``: the whole text, or its pieces, written as they come (JSON lines of a big --cases
+    file: see `perfmodel.output.jsonl_chunks`)."""
+    if isinstance(text, str):
+        text = (text,)
     if output:
-        write_atomic(output, text)
+        with atomic_file(output) as f:
+            for piece in text:
+                f.write(piece.encode())
     else:
-        click.echo(text, nl=False)
+        for piece in text:
+            click.echo(piece, nl=False)
