@@ -46,7 +46,7 @@ from perfmodel.vocab import (
     overhead_term,
     split_flop_key,
 )
-from perfmodel.work import Work
+from perfmodel.work import Work, add_note
 
 # the one term of a kernel that does no work at all (neither FLOPs nor bytes)
 NO_WORK = compute_term("none")
@@ -75,6 +75,8 @@ class Estimate:
     rates_used: RatesUsed
     occupancy: dict[str, np.ndarray]
     notes: list[str]
+    # the cases a note applies to, where not all (`Work.note_where`)
+    note_where: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def headroom(self) -> np.ndarray:
@@ -202,7 +204,7 @@ def _compute_terms(
 
 
 def _integer_terms(
-    work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, notes: list[str], clock: tuple[float, str]
+    work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, notes: tuple[list, dict], clock: tuple[float, str]
 ) -> None:
     """Integer VALU ops, one term per pipe (``compute:valu:int``): the op classes issue one
     after another on the same VALU, so their times add: sum of ops / the spec's integer rate of
@@ -217,10 +219,9 @@ def _integer_terms(
         for op, n in items:
             peak = arch.peak_iops(pipe, op)
             if peak is None:
-                if np.any(n > 0):
-                    notes.append(
-                        f"{arch.key} has no {pipe} {op} integer rate in its spec: those integer ops are not timed"
-                    )
+                add_note(
+                    *notes, f"{arch.key} has no {pipe} {op} integer rate in its spec: those integer ops are not timed", n > 0
+                )
                 continue
             secs = secs + n / (peak * clock[0])
             ops = ops + n
@@ -246,7 +247,7 @@ def _memory_terms(
     shape,
     used: RatesUsed,
     terms: _Terms,
-    notes: list[str],
+    notes: tuple[list, dict],
     first_principles: bool,
     clock: tuple[float, str],
 ) -> None:
@@ -260,16 +261,13 @@ def _memory_terms(
     for level, b in work.bytes.items():
         b = np.asarray(b, dtype=float)
         if level not in arch.levels:
-            if np.any(b > 0):
-                notes.append(f"{arch.key} has no '{level}' level: its bytes are not timed")
+            add_note(*notes, f"{arch.key} has no '{level}' level: its bytes are not timed", b > 0)
             continue
         rate, peak, prov = bandwidth(arch, level, first_principles)
         if level in CORE_CLOCKED_LEVELS and clock[0] < 1.0:
             rate, prov = rate * clock[0], f"{prov}; {clock[1]}"
-        if "tag A" in prov and np.any(b > 0):
-            notes.append(
-                f"the {level} ceiling of {arch.key} is a placeholder (an assumption in its spec, tag A)"
-            )
+        if "tag A" in prov:
+            add_note(*notes, f"the {level} ceiling of {arch.key} is a placeholder (an assumption in its spec, tag A)", b > 0)
         t = memory_term(level)
         used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
         little = in_flight / latency_s(arch, level)
@@ -392,7 +390,8 @@ def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_l
         naive = naive + np.broadcast_to(e.roofline_time_s, shape)
         sub_bound = np.where(t > longest, np.broadcast_to(e.bound, shape), sub_bound)
         longest = np.maximum(longest, t)
-        notes.extend(n for n in e.notes if n not in notes)
+        for t in e.notes:
+            add_note(*notes, t, e.note_where.get(t))
     terms.time[SERIAL] = total
     bound = np.where(total > time_s, sub_bound, bound)
     return bound, time_s + total, nbody + naive
@@ -444,7 +443,7 @@ def estimate(
     occ = occupancy(arch, work, shape)
     used = RatesUsed()
     terms = _Terms()
-    notes = list(work.notes)
+    notes = (list(work.notes), dict(work.note_where))  # texts, and the cases of conditional ones
     matrix = sorted({p for p in (split_flop_key(k)[0] for k in work.flops) if p in MATRIX_PIPES})
     clock = loaded_core_clock(arch, matrix, first_principles)
     _compute_terms(work, arch, occ["quantization"], used, terms, first_principles, clock)
@@ -487,5 +486,6 @@ def estimate(
         roofline_bound=nlabels,
         rates_used=used,
         occupancy=occ,
-        notes=notes,
+        notes=notes[0],
+        note_where=notes[1],
     )

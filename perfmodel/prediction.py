@@ -154,6 +154,21 @@ def _tiles(est: Estimate, n: int) -> list[str | None]:
     return [f"{int(a)}x{int(b)}x{int(c)}" for a, b, c in zip(tm, tn, tk, strict=True)]
 
 
+def _case_notes(est: Estimate, n: int) -> Iterable[str | None]:
+    """Each case's notes, joined: the batch's unconditional notes, and each conditional one
+    (`Work.note_where`) for the cases it holds for."""
+    if not est.notes:
+        return repeat(None)
+    if not est.note_where:
+        return repeat("; ".join(est.notes))
+    masks = {t: _list(w, n) for t, w in est.note_where.items()}
+    out = []
+    for i in range(n):
+        texts = [t for t in est.notes if t not in masks or masks[t][i]]
+        out.append("; ".join(texts) if texts else None)
+    return out
+
+
 def _too_big(notes: str | None, written: float, capacity: float, mem: str) -> str | None:
     """The batch's notes, plus a warning when the case writes more than the GPU's memory holds."""
     if not written > capacity:
@@ -179,14 +194,12 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
         "terms": {k: _list(v, n) for k, v in est.terms.items()},
     }
     per_case = {name: _dicts(col, n) for name, col in cols.items()}  # one dict per case, built by zip
-    notes = "; ".join(dict.fromkeys(est.notes)) if est.notes else None
+    notes_of: Iterable = _case_notes(est, n)
     mem = est.arch.memory_level
     capacity = est.arch.capacity(mem)
     written = cols["write"].get(mem)
     if written is not None and any(w > capacity for w in written):
-        notes_of: Iterable = [_too_big(notes, w, capacity, mem) for w in written]
-    else:
-        notes_of = repeat(notes)
+        notes_of = [_too_big(t, w, capacity, mem) for t, w in zip(notes_of, written, strict=False)]  # repeats
     return Prediction.many(
         n,
         arch=repeat(est.arch.key),

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from perfmodel.vocab import flop_key
 
 
@@ -90,6 +92,9 @@ class Work(LevelBytes):
     bytes_write: dict[str, float] = field(default_factory=dict)
     launch: Launch | None = None
     notes: list[str] = field(default_factory=list)
+    # the cases (a boolean per case) a note of `notes` applies to, where not every case: a case's
+    # notes then depend on its own shape only, never on the other cases batched with it
+    note_where: dict[str, Any] = field(default_factory=dict)
     # FLOP keys issued as packed or dual-issue VALU instructions (v_pk_fma_f32, half2 maths):
     # timed at the spec's full VALU rate instead of the plain single-issue rate
     packed: set[str] = field(default_factory=set)
@@ -118,6 +123,10 @@ class Work(LevelBytes):
         k = flop_key(pipe, dtype)
         self.flops[k] = self.flops.get(k, 0.0) + n
 
+    def note(self, text: str, where=None) -> None:
+        """Add a note for every case, or only for the cases where ``where`` is true."""
+        add_note(self.notes, self.note_where, text, where)
+
     def add_iops(self, pipe: str, op: str, n) -> None:
         k = flop_key(pipe, op)
         self.iops[k] = self.iops.get(k, 0.0) + n
@@ -128,6 +137,7 @@ class Work(LevelBytes):
         if not self.serial:
             return self
         total = Work(dict(self.flops), dict(self.bytes_read), dict(self.bytes_write), self.launch, list(self.notes))
+        total.note_where = dict(self.note_where)
         total.packed, total.timed, total.timed_latency = self.packed, self.timed, self.timed_latency
         total.dependent, total.iops = self.dependent, dict(self.iops)
         for sub in self.serial:
@@ -142,3 +152,21 @@ class Work(LevelBytes):
     def add_bytes(self, level: str, read=0.0, write=0.0) -> None:
         self.bytes_read[level] = self.bytes_read.get(level, 0.0) + read
         self.bytes_write[level] = self.bytes_write.get(level, 0.0) + write
+
+
+def add_note(notes: list[str], note_where: dict, text: str, where=None) -> None:
+    """Add ``text`` to ``notes`` for every case (``where`` None) or for the cases where ``where``
+    is true (kept in ``note_where``); nothing when it is true for none. A note given for every
+    case stays so; conditions on the same note are or-ed."""
+    if where is None:
+        note_where.pop(text, None)
+        if text not in notes:
+            notes.append(text)
+        return
+    w = np.asarray(where, dtype=bool)
+    if not w.any() or (text in notes and text not in note_where):
+        return
+    note_where[text] = w | note_where[text] if text in note_where else w
+    if text not in notes:
+        notes.append(text)
+

@@ -123,8 +123,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
         traffic.add_stream(work, arch, read=x.b * blocks * 4.0)
         work.notes.append("paged KV cache: K/V blocks gathered through a block table (4 B per block)")
-    if np.any(x.h / x.hk > 1):
-        work.notes.append("GQA: the query heads of one KV head are packed into one problem and share its K/V")
+    work.note("GQA: the query heads of one KV head are packed into one problem and share its K/V", x.h / x.hk > 1)
     return work
 
 
@@ -192,7 +191,9 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
 def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
     """Outer block, inner block, lanes and split-KV per shape, ranked by a local time: compute
     with wave quantization plus traffic (split-KV tried where query blocks underfill the CUs)."""
-    cands = _candidates(arch, float(np.max(x.d)), x.elem, x.phase)
+    # each case ranks the blocks legal for its own head dim (never those of another case)
+    legal_of = {d: _candidates(arch, d, x.elem, x.phase) for d in np.unique(x.d).tolist()}
+    cands = list(dict.fromkeys(c for cs in legal_of.values() for c in cs))
     t_mem = x.copies * (x.rows * x.a_row + x.cols * x.b_col) / r.bw[r.mem]
 
     def cost(bo, bi, split):
@@ -206,13 +207,14 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         return np.ceil(grid / r.cus) * np.maximum(t_tile, t_l1) + np.maximum(req / r.bw.get("l2", np.inf), t_mem)
 
     costs, splits = [], []
-    for bo, bi, _ in cands:
+    for bo, bi, _lanes in cands:
         s = np.ones(x.shape)
         if x.phase == "fwd":  # split-KV where the query blocks underfill the CUs (decode)
             s = tiles.fill_split(r.cus, np.ceil(x.rows / bo) * x.copies, x.cols, bi)
         c1 = cost(bo, bi, 1.0)
         cs = cost(bo, bi, s)
-        costs.append(np.minimum(c1, cs))
+        legal = np.isin(x.d, [d for d, cs in legal_of.items() if (bo, bi, _lanes) in cs])
+        costs.append(np.where(legal, np.minimum(c1, cs), np.inf))
         splits.append(np.where(cs < c1, s, 1.0))
     idx, _ = tiles.argmin_candidates(costs, x.shape)
     table = np.array(cands, dtype=float)
@@ -316,8 +318,8 @@ def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
         traffic.add_stream(work, arch, write=q_bytes + lse)  # O and LSE
         if np.any(split > 1):
             _scratch(work, arch, np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0))
-            work.notes.append(
-                "split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced"
+            work.note(
+                "split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced", split > 1
             )
         return
     # Delta = rowsum(dO * O): reads O and dO, writes Delta (read back by the main kernel)
@@ -331,7 +333,7 @@ def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
     traffic.add_stream(work, arch, write=q_bytes + np.where(x.h > x.hk, expanded, kv_bytes))  # dQ, dK, dV
     if np.any(expanded > 0):
         traffic.add_stream(work, arch, read=expanded, write=np.where(expanded > 0, kv_bytes, 0.0))
-        work.notes.append("GQA backward: dK/dV computed per query head, then summed over each group (FA2)")
+        work.note("GQA backward: dK/dV computed per query head, then summed over each group (FA2)", expanded > 0)
 
 
 def _scratch(work: Work, arch, nbytes) -> None:

@@ -95,12 +95,9 @@ def collective_work(kind: str, p: dict, arch) -> Work:
     algo = p.get("algo", "auto")
     s, n = np.broadcast_arrays(s, n)
     work = Work()
-    if np.all(n <= 1):
-        work.notes.append(f"{kind}: 1 rank, nothing to exchange")
-    ranks_max = float(np.max(n))
-    f = fabric(arch, ranks_max)
-    bw = f["used"] * f["per_direction"]
-    lat = STEP_LATENCY_US[f["kind"]]
+    work.note(f"{kind}: 1 rank, nothing to exchange", n <= 1)
+    # each case its own link (`_link`): never the link of another case batched with it
+    f, bw, lat, pick_fabric = _link(arch, n)
     one = np.where(n > 1, 1.0, 0.0)
     if kind == "allreduce":
         ring = _best(2.0 * (n - 1.0), 2.0 * (n - 1.0) / n * s, bw, lat)
@@ -136,12 +133,35 @@ def collective_work(kind: str, p: dict, arch) -> Work:
     if kind in ("allreduce", "reducescatter"):
         work.add_flops("valu", "fp32", recv / 2.0)  # one add per received element (2-byte dtypes)
     work.launch = Launch(grid=arch.cus, workgroup_size=256)
-    algos = "one-shot" if np.all(pick) else ("ring" if not np.any(pick) else "ring/one-shot")
-    work.notes.append(
-        f"{kind}: {algos} over {f['name']} ({f['used']:g} of {f['links']:g} links x "
-        f"{f['per_direction'] / 1e9:g} GB/s per direction{', switched' if f['switched'] else ''})"
-    )
+    for fab, on_it in zip(f, pick_fabric, strict=True):
+        for algo_name, chosen in (("one-shot", pick), ("ring", ~pick)):
+            for u in np.unique(fab["used"][on_it & chosen]):
+                work.note(
+                    f"{kind}: {algo_name} over {fab['name']} ({u:g} of {fab['links']:g} links x "
+                    f"{fab['per_direction'] / 1e9:g} GB/s per direction{', switched' if fab['switched'] else ''})",
+                    on_it & chosen & (fab["used"] == u),
+                )
     return work
+
+
+def _link(arch, n):
+    """Per case: the fabrics a collective over ``n`` ranks can use (an in-package link only for
+    2 ranks) with each one's links used as arrays, the bandwidth (B/s per direction over the
+    links used), the (LL, Simple) step latencies, and which cases use each fabric."""
+    big = n > 2
+    fabs = []
+    for ranks, on_it in ((2.0, ~big), (3.0, big)):
+        f = fabric(arch, ranks)
+        if f["kind"] == "pcie" or f["switched"]:
+            used = np.full(n.shape, float(f["used"]))
+        else:  # a direct mesh: as many links as the case has peers
+            used = np.minimum(f["links"], np.maximum(n - 1.0, 1.0))
+        fabs.append((dict(f, used=used), on_it))
+    (small, on_small), (large, on_large) = fabs
+    bw = np.where(big, large["used"] * large["per_direction"], small["used"] * small["per_direction"])
+    pairs = zip(STEP_LATENCY_US[large["kind"]], STEP_LATENCY_US[small["kind"]], strict=True)
+    lat = tuple(np.where(big, a, b) for a, b in pairs)
+    return (small, large), bw, lat, (on_small, on_large)
 
 
 def _make(kind: str, doc: str):

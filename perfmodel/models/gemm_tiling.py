@@ -305,7 +305,7 @@ def gemm_work(
     traffic.add_stream(work, arch, write=out)
     if np.any(split > 1):
         traffic.add_stream(work, arch, partial, partial, partial, within_kernel=True)
-        work.notes.append("split-K where the tiles underfill the CUs: fp32 partial sums written and reduced")
+        work.note("split-K where the tiles underfill the CUs: fp32 partial sums written and reduced", split > 1)
     if "lds" in arch.levels:
         work.add_bytes("lds", read=lds_r, write=lds_w)
     launch = Launch(

@@ -192,8 +192,7 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0)
         bytes_in_flight_per_wave=g["flight"],
         kernels=np.where(g["split"] > 1, 2.0, 1.0),  # split rows: partials, then combine and write
     )
-    if np.any(g["split"] > 1):
-        w.notes.append("rows split over workgroups (few long rows): partial statistics, then a combining kernel")
+    w.note("rows split over workgroups (few long rows): partial statistics, then a combining kernel", g["split"] > 1)
     return w
 
 
