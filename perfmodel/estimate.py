@@ -390,8 +390,8 @@ def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_l
         naive = naive + np.broadcast_to(e.roofline_time_s, shape)
         sub_bound = np.where(t > longest, np.broadcast_to(e.bound, shape), sub_bound)
         longest = np.maximum(longest, t)
-        for t in e.notes:
-            add_note(*notes, t, e.note_where.get(t))
+        for text in e.notes:
+            add_note(*notes, text, e.note_where.get(text))
     terms.time[SERIAL] = total
     bound = np.where(total > time_s, sub_bound, bound)
     return bound, time_s + total, nbody + naive
