@@ -443,7 +443,8 @@ def estimate(
     occ = occupancy(arch, work, shape)
     used = RatesUsed()
     terms = _Terms()
-    notes = (list(work.notes), dict(work.note_where))  # texts, and the cases of conditional ones
+    # texts (each once: a model may add one note per sub-GEMM), and the cases of conditional ones
+    notes = (list(dict.fromkeys(work.notes)), dict(work.note_where))
     matrix = sorted({p for p in (split_flop_key(k)[0] for k in work.flops) if p in MATRIX_PIPES})
     clock = loaded_core_clock(arch, matrix, first_principles)
     _compute_terms(work, arch, occ["quantization"], used, terms, first_principles, clock)

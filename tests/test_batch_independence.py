@@ -49,3 +49,10 @@ def test_a_case_predicts_the_same_alone_and_in_a_batch(arch):
     alone = [_rows([c], arch)[0] for c in cases]
     for c, a, t in zip(cases, alone, together, strict=True):
         assert a == t, c["id"]
+
+
+def test_each_note_once_per_case():
+    """A MoE layer adds its GEMMs' notes once per sub-GEMM; a prediction names each once."""
+    (p,) = perfmodel.predict("moe", "h100", dtype="fp32", tokens=64, experts=8, topk=2, hidden=4096, inter=14336)
+    parts = p.notes.split("; ")
+    assert len(parts) == len(set(parts)) and "h100 has no fp32 rate on the tensor pipe" in p.notes

@@ -207,13 +207,13 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         return np.ceil(grid / r.cus) * np.maximum(t_tile, t_l1) + np.maximum(req / r.bw.get("l2", np.inf), t_mem)
 
     costs, splits = [], []
-    for bo, bi, _lanes in cands:
+    for bo, bi, lanes in cands:
         s = np.ones(x.shape)
         if x.phase == "fwd":  # split-KV where the query blocks underfill the CUs (decode)
             s = tiles.fill_split(r.cus, np.ceil(x.rows / bo) * x.copies, x.cols, bi)
         c1 = cost(bo, bi, 1.0)
         cs = cost(bo, bi, s)
-        legal = np.isin(x.d, [d for d, cs in legal_of.items() if (bo, bi, _lanes) in cs])
+        legal = np.isin(x.d, [d for d, blocks in legal_of.items() if (bo, bi, lanes) in blocks])
         costs.append(np.where(legal, np.minimum(c1, cs), np.inf))
         splits.append(np.where(cs < c1, s, 1.0))
     idx, _ = tiles.argmin_candidates(costs, x.shape)

@@ -71,13 +71,19 @@ def fabric(arch, ranks: float) -> dict:
     n_links = entry["links"].value
     switched = kind == "nvlink"  # NVLink ports go to NVSwitch chips on 8-GPU boards
     per_dir = entry["bandwidth"].value / 2.0  # archspec rates are bidirectional
-    if kind == "pcie":
-        used = 1.0
-    elif switched:
-        used = n_links
-    else:
-        used = min(n_links, max(ranks - 1.0, 1.0))
+    used = links_used(kind, switched, n_links, ranks)
     return {"name": name, "kind": kind, "links": n_links, "used": used, "per_direction": per_dir, "switched": switched}
+
+
+def links_used(kind: str, switched: bool, n_links: float, ranks):
+    """Links a collective over ``ranks`` GPUs (a number or an array) drives at once: one over
+    PCIe, all of them through a switch, and on a direct mesh one per peer up to the links there are."""
+    if kind == "pcie":
+        return np.ones(np.shape(ranks)) if np.ndim(ranks) else 1.0
+    if switched:
+        return np.full(np.shape(ranks), float(n_links)) if np.ndim(ranks) else n_links
+    used = np.minimum(n_links, np.maximum(np.asarray(ranks, dtype=float) - 1.0, 1.0))
+    return used if np.ndim(ranks) else float(used)
 
 
 def _best(steps, nbytes, bw, lat):
@@ -152,11 +158,7 @@ def _link(arch, n):
     fabs = []
     for ranks, on_it in ((2.0, ~big), (3.0, big)):
         f = fabric(arch, ranks)
-        if f["kind"] == "pcie" or f["switched"]:
-            used = np.full(n.shape, float(f["used"]))
-        else:  # a direct mesh: as many links as the case has peers
-            used = np.minimum(f["links"], np.maximum(n - 1.0, 1.0))
-        fabs.append((dict(f, used=used), on_it))
+        fabs.append((dict(f, used=links_used(f["kind"], f["switched"], f["links"], n)), on_it))
     (small, on_small), (large, on_large) = fabs
     bw = np.where(big, large["used"] * large["per_direction"], small["used"] * small["per_direction"])
     pairs = zip(STEP_LATENCY_US[large["kind"]], STEP_LATENCY_US[small["kind"]], strict=True)
