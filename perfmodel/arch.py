@@ -142,6 +142,10 @@ class Arch:
         q = self.int_rate(pipe, op)
         return None if q is None else q.value * self.cus * (clock_hz or self.clock_hz)
 
+    def valu_coexec(self, pipe: str) -> SpecValue | None:
+        """Share of a matrix instruction's cycles the VALU can run beside it, where the spec says."""
+        return self.tree["pipes"].get(pipe, {}).get("valu_coexec")
+
     def has(self, pipe: str, dtype: str) -> bool:
         return dtype in self.tree["pipes"].get(pipe, {}).get("dense", {})
 

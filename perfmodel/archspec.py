@@ -62,6 +62,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "frequency": (1e6, 1e10),  # 1 MHz .. 10 GHz
     "time": (1e-9, 1.0),
     "power": (1, 1e5),
+    "fraction": (0.0, 1.0),  # a share of something, no unit
 }
 WAVE_SIZES = (1, 1024)
 
@@ -116,7 +117,23 @@ SCHEMA = (
             True,
         ),
         "pipes": (
-            ("map", PIPES, ("struct", {"dense": (RATE_TABLE, True), "sparse": (RATE_TABLE, False), "int": (INT_TABLE, False)})),
+            (
+                "map",
+                PIPES,
+                (
+                    "struct",
+                    {
+                        "dense": (RATE_TABLE, True),
+                        "sparse": (RATE_TABLE, False),
+                        "int": (INT_TABLE, False),
+                        # matrix pipes: the share of a matrix instruction's cycles during which the
+                        # SIMD can execute VALU instructions beside it (AMD's matrix instruction
+                        # calculator: "VALU co-execution cycles possible" / "Execution cycles");
+                        # absent: as far as the waves allow (`estimate._dependent_chain`)
+                        "valu_coexec": (Q("fraction"), False),
+                    },
+                ),
+            ),
             True,
         ),
         "memory": (("map", LEVELS, LEVEL), True),
@@ -276,9 +293,9 @@ class _Walker:
             ):
                 self.fail(_join(path, "value"), f"expected a non-empty list of integers {lo}..{hi}, got {excerpt(raw)}")
             value: Any = list(raw)
-        elif dim == "count":
-            if unit not in ("", "lanes"):
-                self.fail(_join(path, "unit"), f"expected no unit (a count), got {unit!r}")
+        elif dim in ("count", "fraction"):
+            if unit not in ("", "lanes") or (dim == "fraction" and unit):
+                self.fail(_join(path, "unit"), f"expected no unit (a {dim}), got {unit!r}")
             value = self.number(raw, _join(path, "value"), bounds)
         else:
             if not unit:

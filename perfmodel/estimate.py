@@ -279,7 +279,7 @@ def _memory_terms(
         terms.naive[t] = b / peak
 
 
-def _dependent_chain(work: Work, occ: dict, terms: _Terms) -> None:
+def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     """Serialise the compute terms of a dependent chain as far as the waves cannot hide them.
 
     A wave runs its chain (matrix product, then the softmax on VALU and SFU, then the next
@@ -290,7 +290,16 @@ def _dependent_chain(work: Work, occ: dict, terms: _Terms) -> None:
     the same idea), so with w waves per SIMD a fraction min(1, w - 1) of the shorter parts is
     hidden behind the longest. Each term keeps its share: the sum of the terms' excess over
     the longest term is spread over the chain's terms in proportion to their time.
+
+    Where the spec gives a matrix pipe's VALU co-execution share c (`valu_coexec`), VALU work
+    runs beside the matrix term only in that share of its cycles, chained or not: matrix time M
+    and VALU-side time O (VALU, SFU) take M + max(0, O - h c M), h = min(1, w - 1) for a chain
+    and 1 for independent work. RDNA3's WMMA has c = 0 (AMD's matrix instruction calculator:
+    "Can co-execute with VALU: False"), so there the two always add.
     """
+    coexec = {p: arch.valu_coexec(p) for p in MATRIX_PIPES if arch.valu_coexec(p) is not None}
+    if coexec and _coexec_chain(work, occ, terms, coexec):
+        return
     # sorted: summing in set order would make the last digit depend on the hash seed
     keys = [compute_term(k) for k in sorted(work.dependent) if compute_term(k) in terms.time]
     if len(keys) < 2:
@@ -299,11 +308,32 @@ def _dependent_chain(work: Work, occ: dict, terms: _Terms) -> None:
     longest = np.maximum.reduce(times)
     total = np.sum(times, axis=0)
     hidden = np.clip(occ["waves_per_simd"] - 1.0, 0.0, 1.0)
-    chain = longest + (1.0 - hidden) * (total - longest)
+    _stretch_longest(terms, keys, longest + (1.0 - hidden) * (total - longest))
+
+
+def _coexec_chain(work: Work, occ: dict, terms: _Terms, coexec: dict) -> bool:
+    """`_dependent_chain` on a spec with a matrix pipe's `valu_coexec`; False if it does not apply."""
+    compute = sorted(k for k in terms.time if is_compute(k))
+    pipe_of = {k: split_flop_key(k.split(":", 1)[1])[0] for k in compute}
+    matrix = [k for k in compute if pipe_of[k] in coexec]
+    side = [k for k in compute if pipe_of[k] in ("valu", "sfu")]
+    if not matrix or not side:
+        return False
+    m = np.sum([terms.time[k] for k in matrix], axis=0)
+    o = np.sum([terms.time[k] for k in side], axis=0)
+    c = min(coexec[pipe_of[k]].value for k in matrix)
+    chained = any(compute_term(k) in matrix for k in work.dependent)
+    h = np.clip(occ["waves_per_simd"] - 1.0, 0.0, 1.0) if chained else 1.0
+    _stretch_longest(terms, matrix + side, m + np.maximum(0.0, o - h * c * m))
+    return True
+
+
+def _stretch_longest(terms: _Terms, keys: list[str], chain) -> None:
+    """Let the longest of ``keys`` stand for the chain's time; the others keep their own."""
+    longest = np.maximum.reduce([terms.time[k] for k in keys])
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(longest > 0, chain / longest, 1.0)
     for k in keys:
-        # the longest term stands for the chain; the others keep their own time
         terms.time[k] = np.where(terms.time[k] >= longest, terms.time[k] * scale, terms.time[k])
 
 
@@ -449,7 +479,7 @@ def estimate(
     clock = loaded_core_clock(arch, matrix, first_principles)
     _compute_terms(work, arch, occ["quantization"], used, terms, first_principles, clock)
     _integer_terms(work, arch, occ["quantization"], used, terms, notes, clock)
-    _dependent_chain(work, occ, terms)
+    _dependent_chain(work, arch, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles, clock)
     _timed_terms(work, shape, terms)
     _k_loop(work, arch, occ, terms)
