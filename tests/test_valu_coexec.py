@@ -33,23 +33,41 @@ def test_rdna3_spec_says_wmma_cannot_coexecute():
     assert load_arch("mi300x").valu_coexec("mfma") is None  # CDNA keeps the waves rule
 
 
-def test_rdna3_attention_chain_is_the_sum_at_any_occupancy(tmp_path):
+def _chain(arch, waves: float) -> dict:
+    from perfmodel.estimate import _dependent_chain, _Terms
+    from perfmodel.work import Work
+
+    w = Work()
+    w.dependent.update({"wmma:fp16", "valu:fp32", "sfu:fp32"})
+    t = _Terms(time={"compute:wmma:fp16": np.array([3.0]), "compute:valu:fp32": np.array([1.0]),
+                     "compute:sfu:fp32": np.array([0.5]), "memory:vram": np.array([1.0])})
+    _dependent_chain(w, arch, {"waves_per_simd": np.array([waves])}, t)
+    return {k: float(v[0]) for k, v in t.time.items()}
+
+
+@pytest.mark.parametrize("waves", [1.0, 2.0, 4.0])
+def test_rdna3_chain_is_the_sum_at_any_occupancy(tmp_path, waves):
     a = load_arch("rx7900xtx")
-    e = _attention(a)
-    keys = _sum_and_max(e)
-    # the longest term now stands for the whole chain: the others' raw times are added to it
+    got = _chain(a, waves)
+    assert got["compute:wmma:fp16"] == pytest.approx(4.5)  # 3 + 1 + 0.5: nothing runs beside a WMMA
+    assert got["compute:valu:fp32"] == 1.0 and got["memory:vram"] == 1.0
+    # the same spec without the figure hides the chain's shorter parts from two waves on
     spec = yaml.safe_load((archspec_dir() / "rx7900xtx.yaml").read_text())
     del spec["pipes"]["wmma"]["valu_coexec"]
     p = tmp_path / "rx7900xtx-coexec.yaml"
     p.write_text(yaml.safe_dump(spec, sort_keys=False))
-    b = load_arch(str(p))
-    f = _attention(b)
-    raw = sum(float(f.terms[k][0]) for k in keys)
-    hidden = max(float(f.terms[k][0]) for k in keys)
-    got = max(float(e.terms[k][0]) for k in keys)
-    assert got == pytest.approx(raw, rel=1e-9)
-    # without the figure the same kernel hides part of its softmax (two resident waves here)
-    assert hidden < got
+    expect = 4.5 if waves <= 1.0 else 3.0
+    assert _chain(load_arch(str(p)), waves)["compute:wmma:fp16"] == pytest.approx(expect)
+
+
+def test_rdna3_attention_is_slower_than_without_the_rule(tmp_path):
+    a = load_arch("rx7900xtx")
+    spec = yaml.safe_load((archspec_dir() / "rx7900xtx.yaml").read_text())
+    del spec["pipes"]["wmma"]["valu_coexec"]
+    p = tmp_path / "rx7900xtx-coexec.yaml"
+    p.write_text(yaml.safe_dump(spec, sort_keys=False))
+    e, f = _attention(a), _attention(load_arch(str(p)))
+    _sum_and_max(e)
     assert float(e.time_s[0]) > float(f.time_s[0])
 
 

@@ -1,0 +1,65 @@
+"""A tiled kernel's load -> matrix pipeline with a finite prefetch buffer runs slower than its
+slower stage near the ridge (two-stage line with exponential stages, K = prefetch depth + 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfmodel.estimate import _load_compute_pipeline, _Terms
+from perfmodel.rates import constants
+from perfmodel.work import Launch, Work
+
+K = constants()["k_loop_prefetch_depth"]["value"] + 3.0
+
+
+def _run(compute, memory, tiled=True):
+    w = Work()
+    w.launch = Launch(grid=100, workgroup_size=256, tile_m=256.0 if tiled else 0.0)
+    t = _Terms(time={"compute:mfma:bf16": np.array(compute, dtype=float), "memory:hbm": np.array(memory, dtype=float)})
+    _load_compute_pipeline(w, t, np.shape(np.asarray(compute)))
+    return t.time["compute:mfma:bf16"], t.time["memory:hbm"]
+
+
+def test_equal_stages_take_k_plus_one_over_k():
+    c, m = _run([2.0], [2.0])
+    assert float(c[0]) == pytest.approx(2.0 * (K + 1) / K)  # 1.2 with Tensile's prefetch depth 2
+    assert float(m[0]) == pytest.approx(2.0 * (K + 1) / K)
+
+
+def test_the_slower_stage_is_stretched_by_the_closed_form():
+    c, m = _run([1.0, 4.0], [2.0, 1.0])
+    r = np.array([0.5, 0.25])
+    f = (1 - r ** (K + 1)) / (1 - r**K)
+    assert float(m[0]) == pytest.approx(2.0 * f[0]) and float(c[0]) == 1.0  # memory is the slower stage
+    assert float(c[1]) == pytest.approx(4.0 * f[1]) and float(m[1]) == 1.0
+    assert 1.0 < f[1] < f[0] < (K + 1) / K  # far from the ridge the line runs at its slower stage
+
+
+def test_streaming_kernels_are_not_pipelines_of_tiles():
+    c, m = _run([2.0], [2.0], tiled=False)
+    assert float(c[0]) == 2.0 and float(m[0]) == 2.0
+
+
+def _simulated_throughput(mean_load, mean_compute, buffer, n=40000, seed=1):
+    """Two stations in series, exponential service, `buffer` places between them; the first
+    holds a finished item while the buffer is full (blocking after service)."""
+    rng = np.random.default_rng(seed)
+    load, comp = rng.exponential(mean_load, n), rng.exponential(mean_compute, n)
+    start2, end2 = np.zeros(n), np.zeros(n)
+    t1 = 0.0
+    for i in range(n):
+        t1 += load[i]
+        if i > buffer:
+            t1 = max(t1, start2[i - buffer - 1])
+        start2[i] = max(t1, end2[i - 1] if i else 0.0)
+        end2[i] = start2[i] + comp[i]
+    return n / end2[-1]
+
+
+@pytest.mark.parametrize(("buffer", "ratio"), [(0, 1.0), (2, 1.0), (2, 0.5)])
+def test_the_closed_form_matches_a_simulated_line(buffer, ratio):
+    k = buffer + 3.0
+    expect = (1 - ratio**k) / (1 - ratio ** (k + 1)) if ratio < 1 else k / (k + 1)  # x the slow rate
+    got = _simulated_throughput(1.0, ratio, buffer)  # slow stage: loads at rate 1
+    assert got == pytest.approx(expect, rel=0.02)
