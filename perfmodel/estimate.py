@@ -285,13 +285,13 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     """Serialise the compute terms of a dependent chain as far as the waves cannot hide them.
 
     A wave runs its chain (matrix product, then the softmax on VALU and SFU, then the next
-    product) in order: alone on its SIMD, the chain takes the sum of its parts. A second
-    resident wave issues its VALU work while the first one's MFMA runs (the matrix core and the
-    VALU are separate units fed by one instruction arbiter per SIMD: AMD CDNA3 ISA guide,
-    "MFMA ... dependent and independent instructions"; FA3's ping-pong scheduling on Hopper is
-    the same idea), so with w waves per SIMD a fraction min(1, w - 1) of the shorter parts is
-    hidden behind the longest. Each term keeps its share: the sum of the terms' excess over
-    the longest term is spread over the chain's terms in proportion to their time.
+    product) in order: alone on its SIMD, the chain takes the sum of its parts. Other resident
+    waves issue their VALU work while one wave's MFMA runs (the matrix core and the VALU are
+    separate units fed by one instruction arbiter per SIMD: AMD CDNA3 ISA guide, "MFMA ...
+    dependent and independent instructions"; FA3's ping-pong scheduling on Hopper is the same
+    idea): the w waves cycle between the two stations, and `_closed_cycle_stretch` gives the
+    chain's time, from the sum at w = 1 to the longest term alone as w grows. The longest term
+    stands for the chain; the others keep their own time.
 
     Where the spec gives a matrix pipe's VALU co-execution share c (`valu_coexec`), VALU work
     runs beside the matrix term only in that share of its cycles, chained or not: matrix time M
@@ -309,8 +309,23 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     times = [terms.time[k] for k in keys]
     longest = np.maximum.reduce(times)
     total = np.sum(times, axis=0)
-    hidden = np.clip(occ["waves_per_simd"] - 1.0, 0.0, 1.0)
-    _stretch_longest(terms, keys, longest + (1.0 - hidden) * (total - longest))
+    _stretch_longest(terms, keys, longest * _closed_cycle_stretch(total - longest, longest, occ["waves_per_simd"]))
+
+
+def _closed_cycle_stretch(short, long, waves):
+    """How much longer than its longest stage a chain runs when w waves cycle through it.
+
+    Each wave alternates between the longest stage (the matrix product) and the rest (softmax
+    on the VALU and SFU); the w resident waves of a SIMD are the customers of a closed cyclic
+    network of these two stations. With exponential service its throughput is
+    mu_long (1 - r^w) / (1 - r^(w+1)), r = mu_long / mu_short (Gordon and Newell 1967; Buzen 1973),
+    so the chain lasts the longest stage x (1 - r^(w+1)) / (1 - r^w): the sum of the stages for
+    one wave, x (w+1)/w when the two are equal, the longest stage alone as w grows."""
+    w = np.maximum(np.asarray(waves, dtype=float), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(long > 0, short / np.where(long > 0, long, 1.0), 0.0)
+        f = np.where(r < 1.0 - 1e-9, (1.0 - r ** (w + 1.0)) / (1.0 - r**w), (w + 1.0) / w)
+    return np.where(r > 0, f, 1.0)
 
 
 def _coexec_chain(work: Work, occ: dict, terms: _Terms, coexec: dict) -> bool:

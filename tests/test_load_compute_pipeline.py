@@ -63,3 +63,13 @@ def test_the_closed_form_matches_a_simulated_line(buffer, ratio):
     expect = (1 - ratio**k) / (1 - ratio ** (k + 1)) if ratio < 1 else k / (k + 1)  # x the slow rate
     got = _simulated_throughput(1.0, ratio, buffer)  # slow stage: loads at rate 1
     assert got == pytest.approx(expect, rel=0.02)
+
+
+def test_a_chain_of_one_wave_is_serial_and_more_waves_hide_more():
+    from perfmodel.estimate import _closed_cycle_stretch
+
+    short, long = np.array([1.0, 1.0, 1.0, 1.0]), np.array([2.0, 2.0, 2.0, 2.0])
+    f = _closed_cycle_stretch(short, long, np.array([1.0, 2.0, 4.0, 64.0]))
+    assert float(f[0]) == pytest.approx(1.5)  # one wave: matrix then softmax, the sum
+    assert f[0] > f[1] > f[2] > f[3] >= 1.0 and float(f[3]) == pytest.approx(1.0, abs=1e-12)
+    assert float(_closed_cycle_stretch(np.array([2.0]), np.array([2.0]), np.array([2.0]))[0]) == pytest.approx(1.5)
