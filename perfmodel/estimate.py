@@ -389,11 +389,16 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
         return
     c, m = np.maximum.reduce(comp), np.maximum.reduce(mem)
     slow, fast = np.maximum(c, m), np.minimum(c, m)
-    k = constants()["k_loop_prefetch_depth"]["value"] + 3.0
+    k = int(constants()["k_loop_prefetch_depth"]["value"]) + 3
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(slow > 0, fast / slow, 0.0)
-        factor = np.where(r < 1.0 - 1e-9, (1.0 - r ** (k + 1.0)) / (1.0 - r**k), (k + 1.0) / k)
-    factor = np.where(np.asarray(L.tile_m) > 0, factor, 1.0) * np.ones(shape)
+        rk = r.copy()
+        for _ in range(k - 1):  # r^k by multiplication: an integer power, cheaper than pow
+            rk *= r
+        factor = np.where(r < 1.0 - 1e-9, (1.0 - rk * r) / (1.0 - rk), (k + 1.0) / k)
+    tiled = np.asarray(L.tile_m) > 0
+    if not np.all(tiled):
+        factor = np.where(tiled, factor, 1.0)
     for key in [k2 for k2 in terms.time if is_compute(k2) or k2.startswith("memory:")]:
         t = np.broadcast_to(terms.time[key], shape)
         terms.time[key] = np.where(t >= slow, t * factor, t)
