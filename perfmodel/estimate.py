@@ -7,10 +7,12 @@ time = launch overhead + the timing scope's overhead (events, host; none for ker
   - memory terms: bytes / achievable bandwidth of each level, where the achievable bandwidth is
     the measured ceiling (or theoretical x efficiency) capped by Little's law: the bytes the
     resident waves keep in flight divided by the level's latency.
-Tiled kernels (a K loop of loads feeding the matrix pipe) take the slower of their largest compute
-and memory terms stretched as a two-stage pipeline with a finite prefetch buffer
-(`_load_compute_pipeline`). Every term is reported, with the ceiling it used; the naive roofline (theoretical peaks, no
-quantization, no latency, no launch) is reported beside it, and headroom = roofline / time.
+Tiled kernels (a K loop of loads feeding the matrix pipe) take the slower of their largest
+compute and memory terms stretched as a two-stage pipeline with a finite prefetch buffer
+(`_load_compute_pipeline`); dependent chains (flash attention) last as a closed cycle of the
+resident waves (`_closed_cycle_stretch`). Every term is reported, with the ceiling it used; the
+naive roofline (theoretical peaks, no quantization, no latency, no launch) is reported beside it,
+and headroom = roofline / time.
 """
 
 from __future__ import annotations
@@ -297,7 +299,8 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     runs beside the matrix term only in that share of its cycles, chained or not: matrix time M
     and VALU-side time O (VALU, SFU) take M + max(0, O - h c M), h = min(1, w - 1) for a chain
     and 1 for independent work. RDNA3's WMMA has c = 0 (AMD's matrix instruction calculator:
-    "Can co-execute with VALU: False"), so there the two always add.
+    "Can co-execute with VALU: False"), so there the two always add and the waves do not matter;
+    no shipped spec has a share between 0 and 1.
     """
     coexec = {p: arch.valu_coexec(p) for p in MATRIX_PIPES if arch.valu_coexec(p) is not None}
     if coexec and _coexec_chain(work, occ, terms, coexec):
@@ -312,7 +315,7 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     _stretch_longest(terms, keys, longest * _closed_cycle_stretch(total - longest, longest, occ["waves_per_simd"]))
 
 
-def _closed_cycle_stretch(short, long, waves):
+def _closed_cycle_stretch(short: np.ndarray, long: np.ndarray, waves: np.ndarray) -> np.ndarray:
     """How much longer than its longest stage a chain runs when w waves cycle through it.
 
     Each wave alternates between the longest stage (the matrix product) and the rest (softmax
