@@ -294,7 +294,7 @@ class _Walker:
                 self.fail(_join(path, "value"), f"expected a non-empty list of integers {lo}..{hi}, got {excerpt(raw)}")
             value: Any = list(raw)
         elif dim in ("count", "fraction"):
-            if unit not in ("", "lanes") or (dim == "fraction" and unit):
+            if unit not in (("", "lanes") if dim == "count" else ("",)):
                 self.fail(_join(path, "unit"), f"expected no unit (a {dim}), got {unit!r}")
             value = self.number(raw, _join(path, "value"), bounds)
         else:

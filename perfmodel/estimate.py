@@ -322,13 +322,24 @@ def _closed_cycle_stretch(short: np.ndarray, long: np.ndarray, waves: np.ndarray
     on the VALU and SFU); the w resident waves of a SIMD are the customers of a closed cyclic
     network of these two stations. With exponential service its throughput is
     mu_long (1 - r^w) / (1 - r^(w+1)), r = mu_long / mu_short (Gordon and Newell 1967; Buzen 1973),
-    so the chain lasts the longest stage x (1 - r^(w+1)) / (1 - r^w): the sum of the stages for
+    so the chain lasts the longest stage x `_two_station_stretch`: the sum of the stages for
     one wave, x (w+1)/w when the two are equal, the longest stage alone as w grows."""
-    w = np.maximum(np.asarray(waves, dtype=float), 1.0)
+    return _two_station_stretch(short, long, np.maximum(np.asarray(waves, dtype=float), 1.0))
+
+
+def _two_station_stretch(fast: np.ndarray, slow: np.ndarray, n) -> np.ndarray:
+    """(1 - r^(n+1)) / (1 - r^n), r = fast / slow stage time: by how much two stations with
+    exponential service, coupled by n places (waves in a closed cycle, or a pipeline's buffer
+    plus three), run slower than their slower station; (n+1)/n at r = 1, 1 at r = 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(long > 0, short / np.where(long > 0, long, 1.0), 0.0)
-        f = np.where(r < 1.0 - 1e-9, (1.0 - r ** (w + 1.0)) / (1.0 - r**w), (w + 1.0) / w)
-    return np.where(r > 0, f, 1.0)
+        r = np.where(slow > 0, fast / np.where(slow > 0, slow, 1.0), 0.0)
+        if isinstance(n, int):  # r^n by multiplication: cheaper than pow on the GEMM sweeps
+            rn = r.copy()
+            for _ in range(n - 1):
+                rn *= r
+        else:
+            rn = r**n
+        return np.where(r < 1.0 - 1e-9, (1.0 - rn * r) / (1.0 - rn), (n + 1.0) / n)
 
 
 def _coexec_chain(work: Work, occ: dict, terms: _Terms, coexec: dict) -> bool:
@@ -381,8 +392,9 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
     K = B + 3 (the two-station line with blocking, Hillier & Boling 1967; Buzacott &
     Shanthikumar, Stochastic Models of Manufacturing Systems, 1993). So the body lasts the
     slower stage's time x (1 - r^(K+1)) / (1 - r^K): x (K+1)/K when the compute and memory
-    terms are equal (1.2 at B = 2), x 1.02 at r = 0.5, x 1 far from the ridge. The slower of
-    the largest compute and memory terms stands for the stretched body."""
+    terms are equal (1.2 at B = 2), x 1.02 at r = 0.5, x 1 far from the ridge
+    (`_two_station_stretch` with K places). The slower of the largest compute and memory terms
+    stands for the stretched body."""
     L = work.launch
     if L is None or not np.any(np.asarray(L.tile_m) > 0):
         return
@@ -392,13 +404,7 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
         return
     c, m = np.maximum.reduce(comp), np.maximum.reduce(mem)
     slow, fast = np.maximum(c, m), np.minimum(c, m)
-    k = int(constants()["k_loop_prefetch_depth"]["value"]) + 3
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(slow > 0, fast / slow, 0.0)
-        rk = r.copy()
-        for _ in range(k - 1):  # r^k by multiplication: an integer power, cheaper than pow
-            rk *= r
-        factor = np.where(r < 1.0 - 1e-9, (1.0 - rk * r) / (1.0 - rk), (k + 1.0) / k)
+    factor = _two_station_stretch(fast, slow, int(constants()["k_loop_prefetch_depth"]["value"]) + 3)
     tiled = np.asarray(L.tile_m) > 0
     if not np.all(tiled):
         factor = np.where(tiled, factor, 1.0)
