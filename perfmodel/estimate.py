@@ -379,8 +379,18 @@ def _k_loop(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     if not np.any(steps > 0):
         return
     rounds = np.ceil(occ["grid"] / (arch.cus * occ["wgs_per_cu"]))
-    per_step = latency_s(arch, arch.memory_level) / constants()["k_loop_prefetch_depth"]["value"]
+    per_step = latency_s(arch, arch.memory_level) / prefetch_depth(L)
     terms.time[K_LOOP] = rounds * steps * per_step
+
+
+def prefetch_depth(L):
+    """K steps a tiled main loop's loads run ahead: the launch's own where it gives one (a
+    shared-memory pipeline as deep as shared memory holds), else `k_loop_prefetch_depth`."""
+    const = constants()["k_loop_prefetch_depth"]["value"]
+    d = np.asarray(L.prefetch_depth, dtype=float)
+    if not np.any(d > 0):
+        return const
+    return np.where(d > 0, d, const)
 
 
 def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
@@ -404,7 +414,8 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
         return
     c, m = np.maximum.reduce(comp), np.maximum.reduce(mem)
     slow, fast = np.maximum(c, m), np.minimum(c, m)
-    factor = _two_station_stretch(fast, slow, int(constants()["k_loop_prefetch_depth"]["value"]) + 3)
+    depth = prefetch_depth(L)
+    factor = _two_station_stretch(fast, slow, int(depth) + 3 if np.ndim(depth) == 0 else depth + 3.0)
     tiled = np.asarray(L.tile_m) > 0
     if not np.all(tiled):
         factor = np.where(tiled, factor, 1.0)

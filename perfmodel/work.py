@@ -50,6 +50,9 @@ class Launch:
     # K steps one tile walks in its main loop, each waiting on global loads issued a fixed number
     # of steps ahead (0 = no K loop): the estimator's `latency:k_loop` floor
     k_steps: Any = 0
+    # K steps the main loop's loads run ahead of the matrix instructions (0 = the
+    # `k_loop_prefetch_depth` constant): sets the `latency:k_loop` floor and the pipeline's buffer
+    prefetch_depth: Any = 0
     # whether the kernel can balance a tiled grid's last wave by splitting tiles' K loops over idle
     # CUs (stream-K), where the target's library does (`estimate.library_stream_k`); attention
     # kernels run one tile per workgroup

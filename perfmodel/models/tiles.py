@@ -119,6 +119,19 @@ def lds_limit(arch) -> float:
     return float(arch.occupancy["lds_per_workgroup"].value)
 
 
+def smem_stages(arch, stage_bytes):
+    """Stages of a shared-memory main-loop pipeline on a target whose GEMMs run one
+    (model_constants.yaml `gemm_smem_stages`: Hopper's TMA kernels), else None: as many K steps
+    as shared memory holds beside the epilogue's carve-out, at most the library's cap."""
+    from perfmodel.rates import constants
+
+    c = constants()["gemm_smem_stages"].get(arch.gfx)
+    if c is None:
+        return None
+    room = lds_limit(arch) - c["carveout_kib"] * 1024.0
+    return np.clip(np.floor(room / np.asarray(stage_bytes, dtype=float)), 2.0, c["max_stages"])
+
+
 def acc_vgpr_budget(arch) -> float:
     addressable = ADDRESSABLE_VGPRS + (ACC_VGPRS_MFMA if "mfma" in arch.pipes() else 0)
     return min(float(arch.occupancy["vgprs_per_lane"].value), addressable) / 2
@@ -294,12 +307,41 @@ class Rates:
     bw: dict  # level -> device bytes/s (theoretical, peak clock)
     mem: str  # the device-memory level
     caps: dict  # cache level -> device-wide bytes it holds (`traffic.serving_capacities`)
+    cluster: float = 1.0  # workgroups that share one operand tile's L2 read (`multicast_cluster`)
 
     @classmethod
     def of(cls, arch, pipe: str, dtype: str) -> Rates:
         bw = {lv: arch.bandwidth(lv) for lv in arch.levels}
         caps = traffic.serving_capacities(arch)
-        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level, caps)
+        return cls(
+            flop_rate(arch, pipe, dtype),
+            float(arch.cus),
+            bw,
+            arch.memory_level,
+            caps,
+            multicast_cluster(arch),
+        )
+
+
+def multicast_cluster(arch) -> float:
+    """Workgroups of a GEMM cluster that receive one operand tile from a single L2 read
+    (model_constants.yaml `gemm_tma_multicast`: Hopper's TMA multicast), 1 where there is none."""
+    from perfmodel.rates import constants
+
+    c = constants()["gemm_tma_multicast"].get(arch.gfx)
+    return float(c["cluster"]) if c else 1.0
+
+
+def multicast_requests(a_part, b_part, tiles_m, tiles_n, cluster: float):
+    """L2 requests of a tile grid whose clusters share the larger operand panel: the A panel
+    (``a_part``, requested once per tile column) is read once per cluster of ``cluster`` tiles
+    along N, or the B panel once per cluster along M, where that many tiles exist."""
+    if cluster <= 1.0:
+        return a_part + b_part
+    keep = 1.0 / cluster
+    share_a = (a_part >= b_part) & (tiles_n >= cluster)
+    share_b = (a_part < b_part) & (tiles_m >= cluster)
+    return np.where(share_a, a_part * keep, a_part) + np.where(share_b, b_part * keep, b_part)
 
 
 def combine_launch(launches: list[Launch]) -> Launch:

@@ -1,0 +1,81 @@
+"""Compare perfmodel's kernel-scope predictions with a stored device run of cuda_microbench.py.
+
+    python benchmarks/device/compare.py benchmarks/device/results/h200-2026-11-26.json --arch h200
+
+Prints one row per measured kernel (elementwise sweep, norms, attention, GEMMs) with the
+predicted / measured ratio and the largest terms; docs/device-measurements.md quotes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
+
+
+def cases(run: dict) -> list[tuple[str, str, dict, float]]:
+    """(section, label, case, measured kernel us) for every kernel with a cold duration."""
+    out = []
+    for r in run.get("elementwise_mul", []):
+        dt = DTYPES[r["dtype"]]
+        case = {"n": r["n"], "dtype": dt, "reads": 1, "writes": 1, "flops_per_element": 1}
+        out.append(
+            ("elementwise", f"mul {dt} n={r['n']}", {"kernel": "elementwise", **case}, r["cold_kernel_us"])
+        )
+    for r in run.get("norms", []):
+        dt = DTYPES[r["dtype"]]
+        case = {"kernel": r["op"], "rows": r["rows"], "cols": r["cols"], "dtype": dt}
+        out.append(("norms", f"{r['op']} {dt} {r['rows']}x{r['cols']}", case, r["cold_kernel_us"]))
+    for r in run.get("rows", []):
+        dt = DTYPES[r["dtype"]]
+        case = {"kernel": r["op"], "rows": r["rows"], "cols": r["cols"], "dtype": dt}
+        out.append(("rows", f"{r['op']} {dt} {r['rows']}x{r['cols']}", case, r["cold_kernel_us"]))
+    for r in run.get("attention_fwd", []):
+        case = {
+            "kernel": "attention",
+            "batch": r["batch"],
+            "heads": r["heads"],
+            "seq_q": r["seq"],
+            "head_dim": r["head_dim"],
+            "causal": r["causal"],
+            "dtype": "bf16",
+        }
+        label = f"sdpa B{r['batch']} H{r['heads']} N{r['seq']} D{r['head_dim']} causal={r['causal']}"
+        out.append(("attention", label, case, r["cold_kernel_us"]))
+    for r in run.get("gemm", run.get("gemm_bf16", [])):
+        dt = DTYPES.get(r.get("dtype", ""), "bf16")
+        case = {"kernel": "gemm", "m": r["m"], "n": r["n"], "k": r["k"], "dtype": dt}
+        out.append(("gemm", f"gemm {dt} {r['m']}x{r['n']}x{r['k']}", case, r["cold_kernel_us"]))
+    return [c for c in out if c[3]]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results")
+    ap.add_argument("--arch", default="h200")
+    args = ap.parse_args()
+    import perfmodel
+
+    data = json.load(open(args.results))
+    run: dict = {}
+    for r in data.get("runs", [{"result": data}]):  # a later run's section replaces an earlier one
+        run.update(r["result"])
+    ratios: dict[str, list[float]] = {}
+    for section, label, case, measured in cases(run):
+        case = dict(case)
+        row = perfmodel.predict(case.pop("kernel"), args.arch, **case).rows[0]
+        pred = row["time_us"]
+        top = sorted(((v, k) for k, v in row["terms_us"].items()), reverse=True)[:2]
+        ratios.setdefault(section, []).append(pred / measured)
+        terms = " ".join(f"{k}={v:.1f}" for v, k in top)
+        print(
+            f"{label:40s} measured {measured:9.2f} us  predicted {pred:9.2f} us  ratio {pred / measured:5.2f}  {terms}"
+        )
+    for section, r in ratios.items():
+        print(f"{section}: n={len(r)} ratio {min(r):.2f}..{max(r):.2f}, median {statistics.median(r):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,426 @@
+"""Microbenchmarks on an NVIDIA GPU: timing-scope overheads and the bandwidth of each level.
+
+Why: perfmodel's CUDA scope overheads (model_constants.yaml `scope_overhead.cuda`) came from
+laptop and V100 figures, and the H100/H200 archspecs carry placeholder L1/L2 ceilings. This
+script measures both on the GPU it runs on, so those constants can cite a run anyone with such a
+GPU can repeat: `python benchmarks/device/cuda_microbench.py OUT.json`.
+
+What it measures (all medians; kernel durations from torch.profiler's CUPTI records):
+  scope     a 1-element kernel (torch eager and a Triton kernel): its kernel duration; the
+            spacing of 2,000 back-to-back launches between two events; one event-timed call
+            after an L2 flush (triton.testing.do_bench's pattern) and do_bench itself; a host
+            wall clock around one eager op plus synchronize.
+  levels    a Triton kernel that reads a buffer of S bytes P times (loads with and without the
+            L1, `.cg`), S from 256 KiB to 4 GiB: the plateaus are L1, L2 and HBM.
+  copy      torch copy_ of S bytes, cold (L2 flushed before each call) and warm: kernel
+            duration and achieved bytes read + written per second, S from 64 KiB to 4 GiB.
+  elementwise  torch.mul(x, 2, out=y), fp32 and bf16, 4 Ki to 512 Mi elements, cold.
+  grid      a Triton kernel that stores one value per block: the duration floor against grid size.
+  norms, attention, gemm   torch eager softmax/layer_norm/rms_norm, SDPA flash forward and cuBLAS
+            bf16 GEMMs at the shapes of published points: kernel durations, cold.
+Sections can be named after OUT.json (default: all). It needs torch and triton with a CUDA GPU;
+nothing here runs in the test suite.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+
+
+def main(out_path: str, wanted: list[str]) -> None:
+    import torch
+    import triton
+    import triton.language as tl
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    result: dict = {
+        "device": props.name,
+        "sms": props.multi_processor_count,
+        "l2_bytes": getattr(props, "L2_cache_size", None),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+    }
+
+    def save() -> None:
+        with open(out_path, "w") as f:
+            json.dump(result, f, indent=1)
+
+    flush = torch.empty(256 * 2**20 // 4, dtype=torch.float32, device=dev)
+
+    @triton.jit
+    def tiny_kernel(x_ptr):
+        tl.store(x_ptr, tl.load(x_ptr) + 1.0)
+
+    @triton.jit
+    def read_kernel(x_ptr, out_ptr, nchunks, iters, BLOCK: tl.constexpr, CG: tl.constexpr):
+        # program p reads chunks p, p + P, p + 2P, ... modulo nchunks: with nchunks <= P it
+        # re-reads one chunk (an L1 hit unless CG), else it sweeps the whole buffer
+        pid = tl.program_id(0)
+        nprog = tl.num_programs(0)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for j in range(iters):
+            c = (pid + j * nprog) % nchunks
+            offs = c * BLOCK + tl.arange(0, BLOCK)
+            if CG:
+                acc += tl.load(x_ptr + offs, cache_modifier=".cg")
+            else:
+                acc += tl.load(x_ptr + offs)
+        tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+    last_names: list[str] = []  # kernel names of the last kernel_durations_us call, in order
+
+    def kernel_durations_us(fn, reps: int, between=None) -> list[float]:
+        """CUPTI durations (us) of the kernels fn launches; the flush's fill kernels are dropped."""
+        from torch.profiler import ProfilerActivity, profile
+
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(reps):
+                if between is not None:
+                    between()
+                fn()
+            torch.cuda.synchronize()
+        rows = []
+        for e in prof.profiler.kineto_results.events():
+            if "cuda" in str(e.device_type()).lower() and "fill" not in e.name().lower():
+                rows.append((e.start_ns(), e.duration_ns() / 1e3, e.name()))
+        rows.sort()
+        last_names[:] = [n for _, _, n in rows]
+        return [d for _, d, _ in rows]
+
+    def event_single(fn, reps: int) -> list[float]:
+        out = []
+        for _ in range(reps):
+            flush.zero_()
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            e0.record()
+            fn()
+            e1.record()
+            e1.synchronize()
+            out.append(e0.elapsed_time(e1) * 1e3)
+        return out
+
+    def event_loop(fn, n: int) -> float:
+        fn()
+        torch.cuda.synchronize()
+        e0 = torch.cuda.Event(enable_timing=True)
+        e1 = torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(n):
+            fn()
+        e1.record()
+        e1.synchronize()
+        return e0.elapsed_time(e1) * 1e3 / n
+
+    def host_sync(fn, reps: int) -> list[float]:
+        out = []
+        for _ in range(reps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            out.append((time.perf_counter() - t0) * 1e6)
+        return out
+
+    # Each section saves what it measured; one that fails is reported and the next still runs.
+    # --- scope overheads -------------------------------------------------------------------
+    def scope_section() -> None:
+        tiny = torch.zeros(1, device=dev)
+        ops = {
+            "torch_add_": lambda: tiny.add_(1.0),
+            "triton_tiny": lambda: tiny_kernel[(1,)](tiny),
+        }
+        scope: dict = {}
+        for name, fn in ops.items():
+            for _ in range(50):
+                fn()
+            torch.cuda.synchronize()
+            kd = kernel_durations_us(fn, 200)
+            single = event_single(fn, 300)
+            loops = [event_loop(fn, 2000) for _ in range(5)]
+            hs = host_sync(fn, 1000)
+            db_mean = triton.testing.do_bench(fn, warmup=25, rep=200) * 1e3
+            db_median = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e3
+            scope[name] = {
+                "kernel_us_median": statistics.median(kd) if kd else None,
+                "kernel_n": len(kd),
+                "event_single_after_flush_us_median": statistics.median(single),
+                "event_loop_us_per_call": loops,
+                "host_sync_us_median": statistics.median(hs),
+                "host_sync_us_p10": sorted(hs)[len(hs) // 10],
+                "do_bench_mean_us": db_mean,
+                "do_bench_median_us": db_median,
+            }
+            print(name, json.dumps(scope[name]), flush=True)
+        result["scope"] = scope
+        save()
+
+    # --- level bandwidths (read-only Triton kernel) ------------------------------------------
+    def levels_section() -> None:
+        levels = []
+        block = 2048
+        grid = props.multi_processor_count * 8
+        big = torch.randn(2**32 // 4, device=dev)  # 4 GiB of fp32
+        out = torch.empty(grid * block, device=dev)
+        for cg in (False, True):
+            for s_bytes in [2**k for k in range(18, 33)]:
+                nchunks = s_bytes // (4 * block)
+                iters = max(1, (2**33) // (grid * block * 4))
+                read_kernel[(grid,)](big, out, nchunks, iters, BLOCK=block, CG=cg, num_warps=8)
+                torch.cuda.synchronize()
+                times = []
+                for _ in range(5):
+                    e0 = torch.cuda.Event(enable_timing=True)
+                    e1 = torch.cuda.Event(enable_timing=True)
+                    e0.record()
+                    read_kernel[(grid,)](big, out, nchunks, iters, BLOCK=block, CG=cg, num_warps=8)
+                    e1.record()
+                    e1.synchronize()
+                    times.append(e0.elapsed_time(e1) * 1e-3)
+                t = statistics.median(times)
+                moved = grid * block * 4 * iters
+                row = {
+                    "cg": cg,
+                    "footprint_bytes": s_bytes,
+                    "bytes_read": moved,
+                    "s": t,
+                    "GBps": moved / t / 1e9,
+                }
+                levels.append(row)
+                print("read", json.dumps(row), flush=True)
+        result["levels_read"] = levels
+        save()
+        del big
+        torch.cuda.empty_cache()
+
+    # --- copy sweep --------------------------------------------------------------------------
+    def copy_section() -> None:
+        copies = []
+        src_all = torch.randn(2**31 // 4, device=dev)  # 2 GiB
+        dst_all = torch.empty_like(src_all)
+        for s_bytes in [2**k for k in range(16, 32)]:
+            n = s_bytes // 4
+            src, dst = src_all[:n], dst_all[:n]
+
+            def fn(src=src, dst=dst):
+                dst.copy_(src)
+
+            for _ in range(3):
+                fn()
+            reps = 30 if s_bytes < 2**28 else 10
+            cold = kernel_durations_us(fn, reps, between=flush.zero_)
+            warm = kernel_durations_us(fn, reps)
+            ev = event_single(fn, reps)
+            row = {
+                "bytes_each_way": s_bytes,
+                "cold_kernel_us": statistics.median(cold) if cold else None,
+                "warm_kernel_us": statistics.median(warm) if warm else None,
+                "event_single_after_flush_us": statistics.median(ev),
+            }
+            if row["cold_kernel_us"]:
+                row["cold_GBps_rw"] = 2 * s_bytes / row["cold_kernel_us"] / 1e3
+            copies.append(row)
+            print("copy", json.dumps(row), flush=True)
+        result["copy"] = copies
+        save()
+
+    def cold_row(fn, reps: int) -> dict:
+        for _ in range(3):
+            fn()
+        cold = kernel_durations_us(fn, reps, between=flush.zero_)
+        per_call = len(cold) // reps if reps else 0
+        # a call may launch several kernels: sum each call's kernels
+        sums = [sum(cold[i * per_call : (i + 1) * per_call]) for i in range(reps)] if per_call else []
+        names = last_names[:per_call]
+        ev = event_single(fn, reps)
+        return {
+            "kernels_per_call": per_call,
+            "kernel_names": names,
+            "cold_kernel_us": statistics.median(sums) if sums else None,
+            "event_single_after_flush_us": statistics.median(ev),
+            # triton.testing.do_bench as published Triton/Liger/tutorial figures call it (its
+            # default return_mode is the mean), and its median
+            "do_bench_mean_us": triton.testing.do_bench(fn, warmup=5, rep=20) * 1e3,
+            "do_bench_median_us": triton.testing.do_bench(fn, warmup=5, rep=20, return_mode="median") * 1e3,
+        }
+
+    # --- elementwise sweep: out = 2 * x (one read, one write per element) ------------------
+    def elementwise_section() -> None:
+        rows = []
+        for dtype in (torch.float32, torch.bfloat16):
+            src_all = torch.randn(2**29, device=dev).to(dtype)
+            dst_all = torch.empty_like(src_all)
+            for k in range(12, 30):
+                n = 2**k
+                src, dst = src_all[:n], dst_all[:n]
+                row = {"dtype": str(dtype), "n": n}
+                row.update(cold_row(lambda src=src, dst=dst: torch.mul(src, 2.0, out=dst), 20))
+                rows.append(row)
+                print("mul", json.dumps(row), flush=True)
+            del src_all, dst_all
+        result["elementwise_mul"] = rows
+        save()
+
+    # --- the kernel-duration floor against grid size -----------------------------------------
+    @triton.jit
+    def store_kernel(x_ptr):
+        tl.store(x_ptr + tl.program_id(0), 1.0)
+
+    def grid_floor_section() -> None:
+        rows = []
+        buf = torch.zeros(2**22, device=dev)
+        for blocks in (1, 132, 264, 1056, 4224, 16896, 67584, 270336):
+            for warps in (1, 4):
+
+                def fn(blocks=blocks, warps=warps):
+                    store_kernel[(blocks,)](buf, num_warps=warps)
+
+                row = {"blocks": blocks, "num_warps": warps}
+                row.update(cold_row(fn, 30))
+                rows.append(row)
+                print("grid", json.dumps(row), flush=True)
+        result["grid_floor"] = rows
+        save()
+
+    # --- torch eager norms at the shapes of published points --------------------------------
+    def norms_section() -> None:
+        import torch.nn.functional as F
+
+        shapes = [
+            ("softmax", torch.float16, 32, 128),
+            ("softmax", torch.float16, 256, 1024),
+            ("softmax", torch.float16, 2048, 2048),
+            ("softmax", torch.float16, 4096, 4096),
+            ("softmax", torch.float16, 1024, 50257),
+            ("softmax", torch.float32, 4096, 12288),
+            ("softmax", torch.float32, 4096, 768),
+            ("softmax", torch.float32, 4096, 4096),
+            ("layernorm", torch.bfloat16, 192, 3072),
+            ("layernorm", torch.bfloat16, 4096, 3072),
+            ("layernorm", torch.bfloat16, 8308, 3072),
+            ("layernorm", torch.bfloat16, 4096, 6144),
+            ("layernorm", torch.float32, 4096, 4096),
+            ("rmsnorm", torch.bfloat16, 128, 4096),
+            ("rmsnorm", torch.bfloat16, 2048, 4096),
+            ("rmsnorm", torch.bfloat16, 4096, 8192),
+            ("rmsnorm", torch.bfloat16, 8192, 4096),
+        ]
+        rows = []
+        for op, dtype, r, c in shapes:
+            x = torch.randn(r, c, device=dev).to(dtype)
+            w = torch.randn(c, device=dev).to(dtype)
+            if op == "softmax":
+                fn = lambda x=x: torch.softmax(x, -1)  # noqa: E731
+            elif op == "layernorm":
+                fn = lambda x=x, w=w: F.layer_norm(x, (x.shape[-1],), w, w)  # noqa: E731
+            else:
+                fn = lambda x=x, w=w: F.rms_norm(x, (x.shape[-1],), w)  # noqa: E731
+            row = {"op": op, "dtype": str(dtype), "rows": r, "cols": c}
+            row.update(cold_row(fn, 20))
+            rows.append(row)
+            print("norm", json.dumps(row), flush=True)
+        result["norms"] = rows
+        save()
+
+    # --- row kernels against the number of rows (one row per block: the per-row chain) ---------
+    def rows_section() -> None:
+        import torch.nn.functional as F
+
+        out = []
+        for op, dtype, cols in (
+            ("layernorm", torch.bfloat16, 3072),
+            ("rmsnorm", torch.bfloat16, 4096),
+            ("softmax", torch.float16, 1024),
+            ("softmax", torch.float16, 4096),
+        ):
+            for r in (1, 8, 33, 132, 264, 528, 1056, 2112, 4224, 8448, 16896):
+                x = torch.randn(r, cols, device=dev).to(dtype)
+                w = torch.randn(cols, device=dev).to(dtype)
+                if op == "softmax":
+                    fn = lambda x=x: torch.softmax(x, -1)  # noqa: E731
+                elif op == "layernorm":
+                    fn = lambda x=x, w=w: F.layer_norm(x, (x.shape[-1],), w, w)  # noqa: E731
+                else:
+                    fn = lambda x=x, w=w: F.rms_norm(x, (x.shape[-1],), w)  # noqa: E731
+                row = {"op": op, "dtype": str(dtype), "rows": r, "cols": cols}
+                row.update(cold_row(fn, 20))
+                out.append(row)
+                print("rows", json.dumps({k: v for k, v in row.items() if k != "kernel_names"}), flush=True)
+        result["rows"] = out
+        save()
+
+    # --- flash attention forward through SDPA (FA2 kernels in PyTorch) ----------------------
+    def attention_section() -> None:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        shapes = [
+            (1, 16, 4096, 128, True),
+            (1, 16, 4096, 128, False),
+            (4, 16, 2048, 64, False),
+            (1, 8, 16384, 64, False),
+            (16, 16, 1024, 128, False),
+            (8, 32, 2048, 128, True),
+            (1, 32, 1024, 64, False),
+        ]
+        rows = []
+        for b, h, n, d, causal in shapes:
+            q, k, v = (torch.randn(b, h, n, d, device=dev, dtype=torch.bfloat16) for _ in range(3))
+
+            def fn(q=q, k=k, v=v, causal=causal):
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+            row = {"batch": b, "heads": h, "seq": n, "head_dim": d, "causal": causal}
+            row.update(cold_row(fn, 10))
+            rows.append(row)
+            print("attn", json.dumps(row), flush=True)
+        result["attention_fwd"] = rows
+        save()
+
+    # --- cuBLAS bf16 GEMMs from small to large -----------------------------------------------
+    def gemm_section() -> None:
+        shapes = [(s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192)]
+        shapes += [(16, 8192, 8192), (128, 8192, 8192), (8192, 8192, 256), (4096, 4096, 16384)]
+        shapes += [(1, 4096, 4096), (32, 4096, 14336), (512, 4096, 4096), (3072, 3072, 3072)]
+        shapes += [(4096, 14336, 4096), (8192, 1024, 4096), (2048, 2048, 8192), (6144, 6144, 6144)]
+        rows = []
+        for (m, n, k), dtype in [(s, torch.bfloat16) for s in shapes] + [((8192,) * 3, torch.float16)]:
+            a = torch.randn(m, k, device=dev, dtype=dtype)
+            bt = torch.randn(n, k, device=dev, dtype=dtype)
+            row = {"m": m, "n": n, "k": k, "dtype": str(dtype)}
+            row.update(cold_row(lambda a=a, bt=bt: a @ bt.t(), 10))
+            rows.append(row)
+            print("gemm", json.dumps(row), flush=True)
+        result["gemm"] = rows
+        save()
+
+    all_sections = {
+        "scope": scope_section,
+        "levels": levels_section,
+        "copy": copy_section,
+        "elementwise": elementwise_section,
+        "grid": grid_floor_section,
+        "norms": norms_section,
+        "rows": rows_section,
+        "attention": attention_section,
+        "gemm": gemm_section,
+    }
+    chosen = [all_sections[n] for n in (wanted or list(all_sections))]
+    for section in chosen:
+        try:
+            section()
+        except Exception as exc:  # keep the other sections' numbers
+            result.setdefault("errors", []).append(f"{section.__name__}: {exc!r}")
+            print("FAILED", section.__name__, repr(exc), flush=True)
+            save()
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "cuda_microbench.json", sys.argv[2:])

@@ -1,0 +1,78 @@
+"""Hopper GEMM mechanisms read from cuBLAS's own kernels on an H200 (docs/device-measurements.md):
+a shared-memory pipeline as deep as shared memory holds, and TMA multicast of one operand tile to
+a cluster of two CTAs. AMD targets keep Tensile's prefetch depth and read every tile's panels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import perfmodel
+from perfmodel.arch import load_arch
+from perfmodel.models.tiles import multicast_cluster, multicast_requests, smem_stages
+from perfmodel.rates import constants
+
+# (tile M, tile N, K tile) -> stages, from the nvjet kernel names cuBLAS 13.0 dispatched in our H200
+# run (nvjet_sm90_tst_<M>x<N>_<K>x<stages>_<cluster>_...), bf16 operands (2 bytes)
+CUBLAS_STAGES = {
+    (64, 8, 64): 16,
+    (64, 16, 64): 16,
+    (64, 48, 64): 15,
+    (128, 32, 64): 10,
+    (128, 64, 64): 8,
+    (128, 128, 64): 6,
+    (192, 192, 64): 4,
+    (256, 128, 64): 4,
+    (320, 128, 64): 3,
+}
+
+
+@pytest.mark.parametrize("tile, stages", sorted(CUBLAS_STAGES.items()))
+def test_the_stage_rule_gives_cublas_stage_counts(tile, stages):
+    tm, tn, tk = tile
+    assert smem_stages(load_arch("h200"), (tm + tn) * tk * 2.0) == stages
+
+
+def test_amd_targets_keep_the_tensile_prefetch_depth():
+    assert smem_stages(load_arch("mi300x"), 48 * 1024.0) is None
+    assert multicast_cluster(load_arch("mi300x")) == 1.0
+    assert multicast_cluster(load_arch("h100")) == 2.0
+
+
+def test_multicast_reads_the_larger_panel_once_per_cluster():
+    a, b = np.array([400.0]), np.array([100.0])
+    two = np.array([4.0])
+    assert multicast_requests(a, b, two, two, 2.0)[0] == 200.0 + 100.0
+    assert multicast_requests(b, a, two, two, 2.0)[0] == 100.0 + 200.0
+    # a single tile along the sharing dimension has no partner to share with
+    assert multicast_requests(a, b, two, np.array([1.0]), 2.0)[0] == 500.0
+    assert multicast_requests(a, b, two, two, 1.0)[0] == 500.0
+
+
+def _terms(arch, **shape):
+    row = perfmodel.predict("gemm", arch, dtype="bf16", **shape).rows[0]
+    return row["terms_us"], row["bytes"]
+
+
+def test_hopper_l2_traffic_is_lower_than_without_multicast():
+    _, with_mc = _terms("h200", m=8192, n=8192, k=8192)
+    # the same GEMM on the same spec without the multicast entry
+    mc = constants()["gemm_tma_multicast"]
+    saved = mc.pop("sm_90")
+    try:
+        _, without = _terms("h200", m=8192, n=8192, k=8192)
+    finally:
+        mc["sm_90"] = saved
+    assert with_mc["l2"] < 0.8 * without["l2"]
+    assert with_mc["hbm"] == pytest.approx(without["hbm"])
+
+
+def test_deeper_pipeline_lowers_the_k_loop_floor_of_skinny_hopper_gemms():
+    hopper, _ = _terms("h200", m=16, n=8192, k=8192)
+    stages = constants()["gemm_smem_stages"]
+    saved = stages.pop("sm_90")
+    try:
+        tensile, _ = _terms("h200", m=16, n=8192, k=8192)
+    finally:
+        stages["sm_90"] = saved
+    assert hopper["latency:k_loop"] < 0.5 * tensile["latency:k_loop"]
