@@ -42,7 +42,9 @@ def cases(run: dict) -> list[tuple[str, str, dict, float]]:
             "causal": r["causal"],
             "dtype": "bf16",
         }
-        label = f"sdpa B{r['batch']} H{r['heads']} N{r['seq']} D{r['head_dim']} causal={r['causal']}"
+        case["phase"] = r.get("phase", "fwd")
+        label = f"sdpa {r.get('backend', 'flash')} {case['phase']} B{r['batch']} H{r['heads']} N{r['seq']} D{r['head_dim']}"
+        label += f" causal={r['causal']}"
         out.append(("attention", label, case, r["cold_kernel_us"]))
     for r in run.get("gemm", run.get("gemm_bf16", [])):
         dt = DTYPES.get(r.get("dtype", ""), "bf16")

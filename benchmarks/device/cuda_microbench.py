@@ -367,19 +367,42 @@ def main(out_path: str, wanted: list[str]) -> None:
             (16, 16, 1024, 128, False),
             (8, 32, 2048, 128, True),
             (1, 32, 1024, 64, False),
+            (2, 32, 8192, 128, True),
         ]
+        backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
         rows = []
-        for b, h, n, d, causal in shapes:
-            q, k, v = (torch.randn(b, h, n, d, device=dev, dtype=torch.bfloat16) for _ in range(3))
+        for (b, h, n, d, causal), (bname, backend), phase in [
+            (s, be, ph) for s in shapes for be in backends.items() for ph in ("fwd", "bwd")
+        ]:
+            if bname == "flash" and phase == "bwd":
+                continue  # the flash forward rows are the earlier runs' baseline
+            q, k, v = (
+                torch.randn(b, h, n, d, device=dev, dtype=torch.bfloat16, requires_grad=phase == "bwd")
+                for _ in range(3)
+            )
+            try:
+                with sdpa_kernel(backend):
+                    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            except RuntimeError as exc:  # a backend that does not take the shape
+                print("attn skipped", bname, phase, (b, h, n, d, causal), repr(exc)[:120], flush=True)
+                continue
+            if phase == "fwd":
 
-            def fn(q=q, k=k, v=v, causal=causal):
-                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-                    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                def fn(q=q, k=k, v=v, causal=causal, backend=backend):
+                    with sdpa_kernel(backend):
+                        torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+            else:
+                grad = torch.randn_like(out)
+
+                def fn(out=out, q=q, k=k, v=v, grad=grad):
+                    torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
 
             row = {"batch": b, "heads": h, "seq": n, "head_dim": d, "causal": causal}
+            row.update({"backend": bname, "phase": phase})
             row.update(cold_row(fn, 10))
             rows.append(row)
-            print("attn", json.dumps(row), flush=True)
+            print("attn", json.dumps({k: v for k, v in row.items() if k != "kernel_names"}), flush=True)
         result["attention_fwd"] = rows
         save()
 
