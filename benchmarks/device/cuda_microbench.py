@@ -161,6 +161,56 @@ def main(out_path: str, wanted: list[str]) -> None:
         result["scope"] = scope
         save()
 
+    # --- load-to-use latency by pointer chase (one thread, random cyclic permutation) --------
+    @triton.jit
+    def chase_kernel(p_ptr, out_ptr, start, n_hops, CG: tl.constexpr):
+        idx = start.to(tl.int64)
+        for _ in range(n_hops):
+            if CG:
+                idx = tl.load(p_ptr + idx, cache_modifier=".cg")
+            else:
+                idx = tl.load(p_ptr + idx)
+        tl.store(out_ptr, idx)
+
+    def latency_section() -> None:
+        rows = []
+        line = 128  # bytes between chased words: one word per 128-byte line
+        out = torch.zeros(1, dtype=torch.int64, device=dev)
+        for s_bytes in (
+            16 * 2**10,
+            128 * 2**10,
+            2 * 2**20,
+            8 * 2**20,
+            24 * 2**20,
+            48 * 2**20,
+            256 * 2**20,
+            2**30,
+            4 * 2**30,
+        ):
+            n = s_bytes // line
+            order = torch.randperm(n, device=dev, dtype=torch.int64) * (line // 8)
+            chain = torch.zeros(s_bytes // 8, dtype=torch.int64, device=dev)
+            chain[order] = torch.roll(order, -1)
+            for cg in (False, True):
+                hops = 20000 if s_bytes >= 2**30 else 50000
+                warm = n if s_bytes <= 64 * 2**20 else 2000  # one full lap puts a cache-sized chain in cache
+                chase_kernel[(1,)](chain, out, int(order[0]), warm, CG=cg, num_warps=1)
+                torch.cuda.synchronize()
+                e0 = torch.cuda.Event(enable_timing=True)
+                e1 = torch.cuda.Event(enable_timing=True)
+                e0.record()
+                chase_kernel[(1,)](chain, out, int(order[0]), hops, CG=cg, num_warps=1)
+                e1.record()
+                e1.synchronize()
+                ns = e0.elapsed_time(e1) * 1e6 / hops
+                row = {"footprint_bytes": s_bytes, "cg": cg, "hops": hops, "ns_per_hop": ns}
+                rows.append(row)
+                print("chase", json.dumps(row), flush=True)
+            del chain, order
+            torch.cuda.empty_cache()
+        result["latency"] = rows
+        save()
+
     # --- level bandwidths (read-only Triton kernel) ------------------------------------------
     def levels_section() -> None:
         levels = []
@@ -425,6 +475,7 @@ def main(out_path: str, wanted: list[str]) -> None:
 
     all_sections = {
         "scope": scope_section,
+        "latency": latency_section,
         "levels": levels_section,
         "copy": copy_section,
         "elementwise": elementwise_section,
