@@ -42,10 +42,8 @@ def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, 
     cluster = multicast_cluster(arch)
     if cluster > 1.0:  # a cluster's tiles get the shared panel from one L2 read
         tiles_m, tiles_n = np.ceil(m / tm), np.ceil(n / tn)
-        copies = batch * split
-        t["req"] = multicast_requests(
-            copies * tiles_n * m * ks * elem, copies * tiles_m * n * ks * elem * rb, tiles_m, tiles_n, cluster
-        )
+        a_req, b_req = batch * split * tiles_n * m * ks * elem, batch * split * tiles_m * n * ks * elem * rb
+        t["req"] = multicast_requests(a_req, b_req, tiles_m, tiles_n, cluster)
     wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)
     lds_w = t["grid"] * (tm + tn * rb) * ks * elem  # each K step stored once
     # each wave reads its rows and columns (once per warpgroup where waves share operands)
@@ -127,9 +125,7 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: fl
     for i, (tile, tk) in enumerate(cands):
         if tk not in ks_of:
             ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
-        c = _choice_cost(
-            r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb
-        )
+        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb)
         better = c < best
         np.copyto(best, c, where=better)
         np.copyto(idx, i, where=better)
@@ -140,9 +136,7 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: fl
             continue
         sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
         s = fill_split(arch.cus, grid1[sel], sk, tk)
-        c = _choice_cost(
-            r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb
-        )
+        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb)
         better = c < best[sel]
         best[sel] = np.where(better, c, best[sel])
         idx[sel] = np.where(better, i, idx[sel])
@@ -235,20 +229,8 @@ DEQUANT_FLOPS = 2.0  # per element and per fp op (convert, then scale): half a p
 SCALE_BYTES = 2.0  # one fp16/bf16 scale per group of K elements of each column of B
 
 WEIGHT_ONLY_PARAMS = (
-    Param(
-        "weight_dtype",
-        str,
-        "auto",
-        choices=("auto", *WEIGHT_DTYPES),
-        help="type B (the weights) is stored in, dequantized to dtype in the main loop: int4 = W4A16 (AWQ/GPTQ/Marlin), int8 = W8A16; auto: dtype",
-    ),
-    Param(
-        "group_size",
-        int,
-        128,
-        minimum=-1,
-        help="K elements per weight scale (weight_dtype); 0 or -1 (GPTQ's spelling): one scale per output column",
-    ),
+    Param("weight_dtype", str, "auto", choices=("auto", *WEIGHT_DTYPES), help="type B (the weights) is stored in, dequantized to dtype in the main loop: int4 = W4A16 (AWQ/GPTQ/Marlin), int8 = W8A16; auto: dtype"),
+    Param("group_size", int, 128, minimum=-1, help="K elements per weight scale (weight_dtype); 0 or -1 (GPTQ's spelling): one scale per output column"),
 )
 
 
@@ -265,9 +247,7 @@ def weight_bytes_per_k(weight_dtype: str, group_size, k):
     return dtypes.size(weight_dtype) + SCALE_BYTES / per
 
 
-def add_weight_only(
-    work: Work, arch, dtype: str, pipe: str, pdt: str, m, n, k, batch, tm, weight_dtype, group_size
-):
+def add_weight_only(work: Work, arch, dtype: str, pipe: str, pdt: str, m, n, k, batch, tm, weight_dtype, group_size):
     """The main-loop dequantization of a weight-only GEMM: each of the ceil(m / tile_m) tile rows
     converts the whole of B (its workgroups do not share registers), on the VALU, between the
     load and the matrix instruction: a dependent chain in each wave, like block scaling."""
@@ -334,9 +314,7 @@ def gemm_work(
     traffic.add_stream(work, arch, write=out)
     if np.any(split > 1):
         traffic.add_stream(work, arch, partial, partial, partial, within_kernel=True)
-        work.note(
-            "split-K where the tiles underfill the CUs: fp32 partial sums written and reduced", split > 1
-        )
+        work.note("split-K where the tiles underfill the CUs: fp32 partial sums written and reduced", split > 1)
     if "lds" in arch.levels:
         work.add_bytes("lds", read=lds_r, write=lds_w)
     launch = Launch(
@@ -358,9 +336,7 @@ def gemm_work(
     if np.any(split > 1):
         launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
     stages = smem_stages(arch, (tm + tn * rb) * tk * elem)
-    if stages is not None:
+    if stages is not None:  # a shared-memory pipeline: stages - 1 K steps in flight
         launch.prefetch_depth = stages - 1.0
-        launch.bytes_in_flight_per_wave = (
-            (stages - 1.0) * (tm + tn * rb) * tk * elem / np.ceil(lanes / arch.wave_size)
-        )
+        launch.bytes_in_flight_per_wave = (stages - 1.0) * (tm + tn * rb) * tk * elem / np.ceil(lanes / arch.wave_size)
     return work, launch

@@ -313,14 +313,8 @@ class Rates:
     def of(cls, arch, pipe: str, dtype: str) -> Rates:
         bw = {lv: arch.bandwidth(lv) for lv in arch.levels}
         caps = traffic.serving_capacities(arch)
-        return cls(
-            flop_rate(arch, pipe, dtype),
-            float(arch.cus),
-            bw,
-            arch.memory_level,
-            caps,
-            multicast_cluster(arch),
-        )
+        cluster = multicast_cluster(arch)
+        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level, caps, cluster)
 
 
 def multicast_cluster(arch) -> float:
@@ -342,6 +336,8 @@ def multicast_requests(a_part, b_part, tiles_m, tiles_n, cluster: float):
     share_a = (a_part >= b_part) & (tiles_n >= cluster)
     share_b = (a_part < b_part) & (tiles_m >= cluster)
     return np.where(share_a, a_part * keep, a_part) + np.where(share_b, b_part * keep, b_part)
+
+
 
 
 def combine_launch(launches: list[Launch]) -> Launch:
