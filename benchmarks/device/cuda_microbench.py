@@ -378,6 +378,70 @@ def main(out_path: str, wanted: list[str]) -> None:
         result["norms"] = rows
         save()
 
+    # --- what a cold call pays: kernel code, data, or both ------------------------------------
+    def cold_section() -> None:
+        """A 1-row LayerNorm / softmax timed four ways: after an L2 flush (cold); after the flush
+        and one run on other buffers (code warm, data cold); after the flush and reads of its
+        own buffers by other kernels (data warm, code cold); back to back (warm)."""
+        out = []
+        for op, cols, dtype, key in (
+            ("layernorm", 3072, torch.bfloat16, "layer_norm"),
+            ("softmax", 1024, torch.float16, "softmax"),
+            ("softmax", 4096, torch.float16, "softmax"),
+        ):
+            for row in cold_variants(op, cols, dtype, key):
+                out.append(row)
+                print("cold", json.dumps(row), flush=True)
+        result["cold"] = out
+        save()
+
+    def cold_variants(op: str, cols: int, dtype, key: str) -> list[dict]:
+        import torch.nn.functional as F
+        from torch.profiler import ProfilerActivity, profile
+
+        xa, wa = torch.randn(1, cols, device=dev).to(dtype), torch.randn(cols, device=dev).to(dtype)
+        xb, wb = torch.randn(1, cols, device=dev).to(dtype), torch.randn(cols, device=dev).to(dtype)
+
+        def run(x, w):
+            if op == "softmax":
+                torch.softmax(x, -1)
+            else:
+                F.layer_norm(x, (cols,), w, w)
+
+        variants = {
+            "cold": (lambda: flush.zero_(), 1),
+            "code_warm_data_cold": (lambda: (flush.zero_(), run(xb, wb)), 2),
+            "data_warm_code_cold": (lambda: (flush.zero_(), xa.float().sum(), wa.float().sum()), 1),
+            "warm": (lambda: run(xa, wa), 2),
+        }
+        rows = []
+        for name, (prep, per_iter) in variants.items():
+            for _ in range(5):
+                prep()
+                run(xa, wa)
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(30):
+                    prep()
+                    run(xa, wa)
+                torch.cuda.synchronize()
+            found = sorted(
+                (e.start_ns(), e.duration_ns() / 1e3)
+                for e in prof.profiler.kineto_results.events()
+                if "cuda" in str(e.device_type()).lower() and key in e.name().lower()
+            )
+            mine = [d for i, (_, d) in enumerate(found) if i % per_iter == per_iter - 1]
+            rows.append(
+                {
+                    "op": op,
+                    "cols": cols,
+                    "variant": name,
+                    "kernel_us": statistics.median(mine),
+                    "n": len(mine),
+                }
+            )
+        return rows
+
     # --- row kernels against the number of rows (one row per block: the per-row chain) ---------
     def rows_section() -> None:
         import torch.nn.functional as F
@@ -482,6 +546,7 @@ def main(out_path: str, wanted: list[str]) -> None:
         "grid": grid_floor_section,
         "norms": norms_section,
         "rows": rows_section,
+        "cold": cold_section,
         "attention": attention_section,
         "gemm": gemm_section,
     }
