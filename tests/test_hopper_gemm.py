@@ -27,10 +27,20 @@ CUBLAS_STAGES = {
 }
 
 
+# FP8 kernels (1-byte operands) of a later run, recorded after the rule was written
+CUBLAS_FP8_STAGES = {(144, 128, 128): 6, (128, 128, 128): 6, (128, 64, 128): 8, (64, 16, 128): 16}
+
+
 @pytest.mark.parametrize("tile, stages", sorted(CUBLAS_STAGES.items()))
 def test_the_stage_rule_gives_cublas_stage_counts(tile, stages):
     tm, tn, tk = tile
     assert smem_stages(load_arch("h200"), (tm + tn) * tk * 2.0) == stages
+
+
+@pytest.mark.parametrize("tile, stages", sorted(CUBLAS_FP8_STAGES.items()))
+def test_the_stage_rule_holds_for_fp8_kernels(tile, stages):
+    tm, tn, tk = tile
+    assert smem_stages(load_arch("h200"), (tm + tn) * tk * 1.0) == stages
 
 
 def test_amd_targets_keep_the_tensile_prefetch_depth():

@@ -50,6 +50,11 @@ def cases(run: dict) -> list[tuple[str, str, dict, float]]:
         dt = DTYPES.get(r.get("dtype", ""), "bf16")
         case = {"kernel": "gemm", "m": r["m"], "n": r["n"], "k": r["k"], "dtype": dt}
         out.append(("gemm", f"gemm {dt} {r['m']}x{r['n']}x{r['k']}", case, r["cold_kernel_us"]))
+    for r in run.get("gemm_fp8", []):
+        if r["scaling"] != "tensor":  # per-row scales: no case key of the model says so
+            continue
+        case = {"kernel": "gemm", "m": r["m"], "n": r["n"], "k": r["k"], "dtype": "fp8", "scaling": "tensor"}
+        out.append(("gemm_fp8", f"gemm fp8 {r['m']}x{r['n']}x{r['k']}", case, r["cold_kernel_us"]))
     return [c for c in out if c[3]]
 
 

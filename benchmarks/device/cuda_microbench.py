@@ -537,6 +537,34 @@ def main(out_path: str, wanted: list[str]) -> None:
         result["gemm"] = rows
         save()
 
+    # --- FP8 GEMMs through torch._scaled_mm (cuBLASLt), per-tensor and per-row scales -----------
+    def fp8_section() -> None:
+        shapes = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (16, 8192, 8192)]
+        shapes += [(128, 8192, 8192), (4096, 14336, 4096)]
+        rows = []
+        for (m, n, k), scaling in [(sh, sc) for sh in shapes for sc in ("tensor", "row")]:
+            a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+            b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn)
+            if scaling == "tensor":
+                sa, sb = torch.ones((), device=dev), torch.ones((), device=dev)
+            else:
+                sa, sb = torch.ones(m, 1, device=dev), torch.ones(1, n, device=dev)
+
+            def fn(a=a, b=b, sa=sa, sb=sb):
+                torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+            try:
+                fn()
+            except RuntimeError as exc:
+                print("fp8 skipped", (m, n, k), scaling, repr(exc)[:160], flush=True)
+                continue
+            row = {"m": m, "n": n, "k": k, "scaling": scaling}
+            row.update(cold_row(fn, 10))
+            rows.append(row)
+            print("fp8", json.dumps(row), flush=True)
+        result["gemm_fp8"] = rows
+        save()
+
     all_sections = {
         "scope": scope_section,
         "latency": latency_section,
@@ -549,6 +577,7 @@ def main(out_path: str, wanted: list[str]) -> None:
         "cold": cold_section,
         "attention": attention_section,
         "gemm": gemm_section,
+        "fp8": fp8_section,
     }
     chosen = [all_sections[n] for n in (wanted or list(all_sections))]
     for section in chosen:
