@@ -28,18 +28,7 @@ from predict_speed import write_cases  # noqa: E402
 
 def run(checkout: str, cases: str, pipe: bool) -> tuple[float, float, str]:
     """(child CPU s, wall s, sha256 of stdout)."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "perfmodel.cli",
-        "predict",
-        "--format",
-        "jsonl",
-        "--arch",
-        "mi300x",
-        "--cases",
-        cases,
-    ]
+    cmd = [sys.executable, "-m", "perfmodel.cli", "predict", "--format", "jsonl", "--arch", "mi300x", "--cases", cases]
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=subprocess.PIPE if pipe else subprocess.DEVNULL)
@@ -70,21 +59,14 @@ def main() -> None:
                 _, pwall, digest = run(path, cases, pipe=True)
                 digests.add(digest)
                 res[k].append((cpu, wall, pwall))
-                print(
-                    f"{k}: cpu {cpu:.3f} s, wall {wall:.3f} s; through a pipe {pwall:.3f} s ({a.n / pwall:,.0f} cases/s)",
-                    flush=True,
-                )
-    print(
-        f"\noutputs {'identical' if len(digests) == 1 else 'DIFFER'}; load average {os.getloadavg()[0]:.2f}"
-    )
+                print(f"{k}: cpu {cpu:.3f} s, wall {wall:.3f} s; through a pipe {pwall:.3f} s ({a.n / pwall:,.0f} cases/s)", flush=True)
+    print(f"\noutputs {'identical' if len(digests) == 1 else 'DIFFER'}; load average {os.getloadavg()[0]:.2f}")
     print("| checkout | CPU best / median | wall, /dev/null, best | wall through a pipe, best / median |")
     print("|---|---|---|---|")
     for k, v in res.items():
         cpu, wall, pwall = zip(*v, strict=True)
-        print(
-            f"| {k} ({names[k]}) | {min(cpu):.2f} / {statistics.median(cpu):.2f} s ({a.n / min(cpu):,.0f} cases/CPU-s) "
-            f"| {min(wall):.2f} s | {min(pwall):.2f} / {statistics.median(pwall):.2f} s ({a.n / min(pwall):,.0f} cases/s) |"
-        )
+        print(f"| {k} ({names[k]}) | {min(cpu):.2f} / {statistics.median(cpu):.2f} s ({a.n / min(cpu):,.0f} cases/CPU-s) "
+              f"| {min(wall):.2f} s | {min(pwall):.2f} / {statistics.median(pwall):.2f} s ({a.n / min(pwall):,.0f} cases/s) |")
 
 
 if __name__ == "__main__":

@@ -44,15 +44,7 @@ def write_cases(path: str, n: int = 100_000) -> None:
         lambda i: {"kernel": "gemm", "m": int(rng.integers(1, 8192)), "n": 4096, "k": 4096, "dtype": "bf16"},
         lambda i: {"kernel": "rmsnorm", "rows": int(rng.integers(1, 8192)), "cols": 4096, "dtype": "bf16"},
         lambda i: {"kernel": "stream", "op": "triad", "n": int(rng.integers(1, 2**28))},
-        lambda i: {
-            "kernel": "attention",
-            "batch": 1,
-            "heads": 32,
-            "kv_heads": 8,
-            "seq_q": int(rng.integers(1, 8192)),
-            "head_dim": 128,
-            "dtype": "bf16",
-        },
+        lambda i: {"kernel": "attention", "batch": 1, "heads": 32, "kv_heads": 8, "seq_q": int(rng.integers(1, 8192)), "head_dim": 128, "dtype": "bf16"},
     ]
     with open(path, "w") as f:
         for i in range(n):
@@ -69,17 +61,7 @@ def cli_rate(n: int = 100_000) -> tuple[float, float]:
         small = os.path.join(d, "one.jsonl")
         with open(small, "w") as f:
             f.write(json.dumps({"kernel": "stream", "op": "copy", "n": 1000}) + "\n")
-        exe = [
-            sys.executable,
-            "-m",
-            "perfmodel.cli",
-            "predict",
-            "--format",
-            "jsonl",
-            "--arch",
-            "mi300x",
-            "--cases",
-        ]
+        exe = [sys.executable, "-m", "perfmodel.cli", "predict", "--format", "jsonl", "--arch", "mi300x", "--cases"]
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         t0 = time.perf_counter()
         subprocess.run([*exe, small], check=True, stdout=subprocess.DEVNULL, env=env)
@@ -94,15 +76,11 @@ def cli_rate(n: int = 100_000) -> tuple[float, float]:
 def main() -> None:
     r1 = sweep_rate()
     r2, r2b = cli_rate()
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, one thread\n"
-    )
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, one thread\n")
     print("| benchmark | measured | target |")
     print("|---|---|---|")
     print(f"| vectorised GEMM estimates (`perfmodel.sweep`, 1M shapes) | {r1:,.0f} /s | >= 1,000,000 /s |")
-    print(
-        f"| `perfmodel predict --cases` JSON lines, 100k mixed cases, wall incl. start-up | {r2:,.0f} cases/s | >= 20,000 cases/s |"
-    )
+    print(f"| `perfmodel predict --cases` JSON lines, 100k mixed cases, wall incl. start-up | {r2:,.0f} cases/s | >= 20,000 cases/s |")
     print(f"| same, excluding process start-up | {r2b:,.0f} cases/s | |")
 
 

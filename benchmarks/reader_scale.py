@@ -26,9 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "tests/data/rocprof/rocm-systems/tests_workloads_2025/vcopy/MI300X_A1_rocpd/pmc_perf.csv"
-FORMULAS = [
-    ROOT / "perfmodel/counters/formulas" / f for f in ("gfx942.yaml", "cdna_memory.yaml", "cdna_flops.yaml")
-]
+FORMULAS = [ROOT / "perfmodel/counters/formulas" / f for f in ("gfx942.yaml", "cdna_memory.yaml", "cdna_flops.yaml")]
 
 
 def _source_rows() -> list[dict]:
@@ -41,30 +39,10 @@ def _formula_counters() -> set[str]:
     return set(re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", text))
 
 
-TRACE_HEADER = [
-    "Kind",
-    "Agent_Id",
-    "Queue_Id",
-    "Stream_Id",
-    "Thread_Id",
-    "Dispatch_Id",
-    "Kernel_Id",
-    "Kernel_Name",
-    "Correlation_Id",
-    "Start_Timestamp",
-    "End_Timestamp",
-    "LDS_Block_Size",
-    "Scratch_Size",
-    "VGPR_Count",
-    "Accum_VGPR_Count",
-    "SGPR_Count",
-    "Workgroup_Size_X",
-    "Workgroup_Size_Y",
-    "Workgroup_Size_Z",
-    "Grid_Size_X",
-    "Grid_Size_Y",
-    "Grid_Size_Z",
-]  # fmt: skip  -- rocprofv3's kernel-trace columns
+TRACE_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id", "Kernel_Name",
+                "Correlation_Id", "Start_Timestamp", "End_Timestamp", "LDS_Block_Size", "Scratch_Size", "VGPR_Count",
+                "Accum_VGPR_Count", "SGPR_Count", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
+                "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"]  # fmt: skip  -- rocprofv3's kernel-trace columns
 
 
 def write_kernel_trace(path: Path, n: int, rows: list[dict]) -> None:
@@ -102,9 +80,7 @@ def write_counter_collection(path: Path, n: int, rows: list[dict]) -> int:
     return len(groups[0])
 
 
-def run(
-    cmd: list[str], timeout: float, env: dict | None = None, cwd: Path | None = None
-) -> tuple[float, float, float, int]:
+def run(cmd: list[str], timeout: float, env: dict | None = None, cwd: Path | None = None) -> tuple[float, float, float, int]:
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB (Linux ru_maxrss is KiB) and
     exit code of one fresh process. CPU time is the steadier figure on a shared machine."""
     t0 = time.perf_counter()
@@ -137,9 +113,7 @@ def main() -> None:
         os.chdir(args.checkout)
     rows = _source_rows()
     load = os.getloadavg()[0]
-    print(
-        f"# {platform.machine()}, nproc {os.cpu_count()}, Python {platform.python_version()}, load {load:.1f}\n"
-    )
+    print(f"# {platform.machine()}, nproc {os.cpu_count()}, Python {platform.python_version()}, load {load:.1f}\n")
     print("| input | view | dispatches | file MiB | wall s | CPU s | peak RSS MiB | exit |")
     print("|---|---|---|---|---|---|---|---|")
     for kind in args.kinds.split(","):
@@ -160,10 +134,7 @@ def main() -> None:
                     cmd = [*exe, "validate", str(d), "--arch", "mi300x", *opts]
                     wall, cpu, rss, rc = run(cmd, args.timeout)
                     wall_s = f"> {args.timeout:g}" if wall == float("inf") else f"{wall:.1f}"
-                    print(
-                        f"| {kind}{extra} | {view} | {n:,} | {mib:.0f} | {wall_s} | {cpu:.1f} | {rss:.0f} | {rc} |",
-                        flush=True,
-                    )
+                    print(f"| {kind}{extra} | {view} | {n:,} | {mib:.0f} | {wall_s} | {cpu:.1f} | {rss:.0f} | {rc} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -73,11 +73,7 @@ def write_db(path: Path, n: int, instances: int) -> int:
             for r in groups[k % len(groups)]:
                 v = int(float(r["Counter_Value"]))
                 for j in range(instances):  # split v over the instances; the parts sum to v
-                    yield (
-                        k + 1,
-                        pmc[r["Counter_Name"]],
-                        float(v // instances + (v % instances if j == 0 else 0)),
-                    )
+                    yield k + 1, pmc[r["Counter_Name"]], float(v // instances + (v % instances if j == 0 else 0))
 
     con.executemany(
         f"INSERT INTO `rocpd_kernel_dispatch{UUID}` (id, nid, pid, tid, agent_id, kernel_id, dispatch_id,"
@@ -86,9 +82,7 @@ def write_db(path: Path, n: int, instances: int) -> int:
         " VALUES (?,1,1,1,1,1,?,1,0,?,?,0,256,1,1,?,1,1,?)",
         dispatch_rows(),
     )
-    con.executemany(
-        f"INSERT INTO `rocpd_pmc_event{UUID}` (event_id, pmc_id, value) VALUES (?,?,?)", event_rows()
-    )
+    con.executemany(f"INSERT INTO `rocpd_pmc_event{UUID}` (event_id, pmc_id, value) VALUES (?,?,?)", event_rows())
     con.commit()
     con.close()
     return len(groups[0]) * instances
@@ -100,9 +94,7 @@ def main() -> None:
     ap.add_argument("--instances", type=int, default=8, help="pmc_event rows per counter (XCCs on MI300X: 8)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--checkout", type=Path, default=ROOT, help="source tree to time (default: this one)")
-    ap.add_argument(
-        "--keep", type=Path, help="build the databases in this folder and keep them (reused if present)"
-    )
+    ap.add_argument("--keep", type=Path, help="build the databases in this folder and keep them (reused if present)")
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=str(args.checkout.resolve()))
     print(f"# {platform.machine()}, nproc {os.cpu_count()}, Python {platform.python_version()},"

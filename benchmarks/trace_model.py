@@ -29,11 +29,8 @@ def main() -> None:
     t_register = time.perf_counter() - t0
     cfg = load_config("llama3-8b")
     rows = []
-    for phase, step in (
-        ("decode", Step("decode", 1, 1, 4096)),
-        ("prefill", Step("prefill", 1, 2048, 0)),
-        ("decode eager", Step("decode", 1, 1, 4096, engine="eager")),
-    ):
+    for phase, step in (("decode", Step("decode", 1, 1, 4096)), ("prefill", Step("prefill", 1, 2048, 0)),
+                        ("decode eager", Step("decode", 1, 1, 4096, engine="eager"))):
         best = first = None
         for _ in range(4):  # the first run is cold (reported apart), best of the next 3
             t0 = time.perf_counter()
@@ -49,13 +46,9 @@ def main() -> None:
                 continue
             best = r if best is None or sum(r[:3]) < sum(best[:3]) else best
         rows.append((phase, *best, first[0] + first[1]))
-    print(
-        f"python {platform.python_version()}, torch {torch.__version__}, {os.cpu_count()} CPUs ({platform.machine()})\n"
-    )
+    print(f"python {platform.python_version()}, torch {torch.__version__}, {os.cpu_count()} CPUs ({platform.machine()})\n")
     print(f"`import torch`: {t_import:.2f} s; marker-op registration (once): {t_register:.2f} s\n")
-    print(
-        "| llama3-8b (32 layers) | build on meta (s) | trace (s) | build + trace (s) | first (cold) build + trace (s) | map + predict on mi300x (s) | aten ops recorded | kernels predicted |"
-    )
+    print("| llama3-8b (32 layers) | build on meta (s) | trace (s) | build + trace (s) | first (cold) build + trace (s) | map + predict on mi300x (s) | aten ops recorded | kernels predicted |")
     print("|---|---|---|---|---|---|---|---|")
     for phase, b, t, p, n, k, cold in rows:
         print(f"| {phase} | {b:.3f} | {t:.3f} | {b + t:.3f} | {cold:.3f} | {p:.3f} | {n} | {k} |")

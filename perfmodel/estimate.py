@@ -395,9 +395,9 @@ def prefetch_depth(L):
 
 def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
     """A tiled kernel's main loop is a two-stage pipeline: loads fill a buffer of
-    `k_loop_prefetch_depth` K steps that the matrix pipe drains. With variable stage times the
-    line runs slower than its slower stage when the two are close (a finite buffer cannot absorb
-    every fluctuation): for two stages with exponential service times and B buffer places
+    `prefetch_depth` K steps (Tensile's 2, or a Hopper tile's shared-memory stages - 1) that the
+    matrix pipe drains. With variable stage times the line runs slower than its slower stage when
+    the two are close (a finite buffer cannot absorb every fluctuation): for two stages with exponential service times and B buffer places
     between them, the throughput is mu_slow (1 - r^K) / (1 - r^(K+1)), r = mu_slow / mu_fast,
     K = B + 3 (the two-station line with blocking, Hillier & Boling 1967; Buzacott &
     Shanthikumar, Stochastic Models of Manufacturing Systems, 1993). So the body lasts the

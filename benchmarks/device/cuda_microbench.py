@@ -339,8 +339,18 @@ def main(out_path: str, wanted: list[str]) -> None:
         save()
 
     # --- torch eager norms at the shapes of published points --------------------------------
-    def norms_section() -> None:
+    def row_op(op: str, x, w) -> None:
+        """One eager row kernel: softmax, layer_norm (weight as bias too) or rms_norm over x's rows."""
         import torch.nn.functional as F
+
+        if op == "softmax":
+            torch.softmax(x, -1)
+        elif op == "layernorm":
+            F.layer_norm(x, (x.shape[-1],), w, w)
+        else:
+            F.rms_norm(x, (x.shape[-1],), w)
+
+    def norms_section() -> None:
 
         shapes = [
             ("softmax", torch.float16, 32, 128),
@@ -365,12 +375,7 @@ def main(out_path: str, wanted: list[str]) -> None:
         for op, dtype, r, c in shapes:
             x = torch.randn(r, c, device=dev).to(dtype)
             w = torch.randn(c, device=dev).to(dtype)
-            if op == "softmax":
-                fn = lambda x=x: torch.softmax(x, -1)  # noqa: E731
-            elif op == "layernorm":
-                fn = lambda x=x, w=w: F.layer_norm(x, (x.shape[-1],), w, w)  # noqa: E731
-            else:
-                fn = lambda x=x, w=w: F.rms_norm(x, (x.shape[-1],), w)  # noqa: E731
+            fn = lambda op=op, x=x, w=w: row_op(op, x, w)  # noqa: E731
             row = {"op": op, "dtype": str(dtype), "rows": r, "cols": c}
             row.update(cold_row(fn, 20))
             rows.append(row)
@@ -396,34 +401,27 @@ def main(out_path: str, wanted: list[str]) -> None:
         save()
 
     def cold_variants(op: str, cols: int, dtype, key: str) -> list[dict]:
-        import torch.nn.functional as F
         from torch.profiler import ProfilerActivity, profile
 
         xa, wa = torch.randn(1, cols, device=dev).to(dtype), torch.randn(cols, device=dev).to(dtype)
         xb, wb = torch.randn(1, cols, device=dev).to(dtype), torch.randn(cols, device=dev).to(dtype)
 
-        def run(x, w):
-            if op == "softmax":
-                torch.softmax(x, -1)
-            else:
-                F.layer_norm(x, (cols,), w, w)
-
         variants = {
             "cold": (lambda: flush.zero_(), 1),
-            "code_warm_data_cold": (lambda: (flush.zero_(), run(xb, wb)), 2),
+            "code_warm_data_cold": (lambda: (flush.zero_(), row_op(op, xb, wb)), 2),
             "data_warm_code_cold": (lambda: (flush.zero_(), xa.float().sum(), wa.float().sum()), 1),
-            "warm": (lambda: run(xa, wa), 2),
+            "warm": (lambda: row_op(op, xa, wa), 2),
         }
         rows = []
         for name, (prep, per_iter) in variants.items():
             for _ in range(5):
                 prep()
-                run(xa, wa)
+                row_op(op, xa, wa)
             torch.cuda.synchronize()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 for _ in range(30):
                     prep()
-                    run(xa, wa)
+                    row_op(op, xa, wa)
                 torch.cuda.synchronize()
             found = sorted(
                 (e.start_ns(), e.duration_ns() / 1e3)
@@ -444,8 +442,6 @@ def main(out_path: str, wanted: list[str]) -> None:
 
     # --- row kernels against the number of rows (one row per block: the per-row chain) ---------
     def rows_section() -> None:
-        import torch.nn.functional as F
-
         out = []
         for op, dtype, cols in (
             ("layernorm", torch.bfloat16, 3072),
@@ -456,12 +452,7 @@ def main(out_path: str, wanted: list[str]) -> None:
             for r in (1, 8, 33, 132, 264, 528, 1056, 2112, 4224, 8448, 16896):
                 x = torch.randn(r, cols, device=dev).to(dtype)
                 w = torch.randn(cols, device=dev).to(dtype)
-                if op == "softmax":
-                    fn = lambda x=x: torch.softmax(x, -1)  # noqa: E731
-                elif op == "layernorm":
-                    fn = lambda x=x, w=w: F.layer_norm(x, (x.shape[-1],), w, w)  # noqa: E731
-                else:
-                    fn = lambda x=x, w=w: F.rms_norm(x, (x.shape[-1],), w)  # noqa: E731
+                fn = lambda op=op, x=x, w=w: row_op(op, x, w)  # noqa: E731
                 row = {"op": op, "dtype": str(dtype), "rows": r, "cols": cols}
                 row.update(cold_row(fn, 20))
                 out.append(row)

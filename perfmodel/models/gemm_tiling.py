@@ -335,8 +335,9 @@ def gemm_work(
     )
     if np.any(split > 1):
         launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
-    stages = smem_stages(arch, (tm + tn * rb) * tk * elem)
+    stage_bytes = (tm + tn * rb) * tk * elem  # one K step of the A and B panels
+    stages = smem_stages(arch, stage_bytes)
     if stages is not None:  # a shared-memory pipeline: stages - 1 K steps in flight
         launch.prefetch_depth = stages - 1.0
-        launch.bytes_in_flight_per_wave = (stages - 1.0) * (tm + tn * rb) * tk * elem / np.ceil(lanes / arch.wave_size)
+        launch.bytes_in_flight_per_wave = (stages - 1.0) * stage_bytes / np.ceil(lanes / arch.wave_size)
     return work, launch
