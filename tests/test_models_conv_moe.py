@@ -47,6 +47,25 @@ def test_conv_compulsory_hbm_and_rereads():
     assert float(np.asarray(t.launch.kernels)) == 1.0
 
 
+def test_conv_split_k_on_amd_adds_miopen_zero_fill_and_cast():
+    """MIOpen's split-K igemm adds its partial sums into a zeroed accumulator (fp32 workspace
+    for bf16, then cast): two kernels more where the tile model splits K, none where it does not
+    (one batch holding both), and none on NVIDIA."""
+    small = dict(n=10, c=256, h=14, w=14, k=512, r=3, s=3, stride=1, pad=1)  # 1960 x 512: split
+    w = run("conv2d", text={"layout": "nhwc"}, **{**small, "n": [10, 512]})
+    split = np.asarray(w.launch.serial_latencies) > 2
+    assert split.tolist() == [True, False]
+    fill, cast = w.serial
+    out = 10 * 512 * 14 * 14
+    assert np.asarray(fill.launch.kernels).tolist() == [1.0, 0.0]
+    assert float(fill.bytes_write["hbm"][0]) == 4.0 * out and float(fill.bytes["hbm"][1]) == 0.0
+    assert float(cast.bytes_read["hbm"][0]) == 4.0 * out and float(cast.bytes_write["hbm"][0]) == 2.0 * out
+    fp16 = get_model("conv2d").fn({**{k: np.atleast_1d(float(v)) for k, v in small.items()}, "layout": "nhwc"}, A, "fp16")
+    assert len(fp16.serial) == 1 and float(fp16.serial[0].bytes_write["hbm"][0]) == 2.0 * out
+    nv = get_model("conv2d").fn({**{k: np.atleast_1d(float(v)) for k, v in small.items()}, "layout": "nhwc"}, load_arch("h100"), "bf16")
+    assert nv.serial == []
+
+
 def test_conv_filter_too_big_raises():
     with pytest.raises(InputError):
         run("conv2d", n=1, c=3, h=2, w=2, k=4, r=5, s=5, stride=1, pad=0)

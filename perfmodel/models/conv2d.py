@@ -16,6 +16,18 @@ kernel and one of the output after it (MIOpen: ``batched_transpose_*`` around
 traces). Each transpose is the `transpose` model's kernel (its tensor read and written once, its
 own dispatch) on the same stream, so its time adds to the GEMM's (`Work.serial`).
 ``layout=nhwc`` (channels_last) is the GEMM kernel alone.
+
+Split-K on AMD: MIOpen's NHWC implicit-GEMM kernels (``igemm_fwd_gtcx3_nhwc_*``) split the GEMM's
+K by adding their partial sums into the output with atomics (``gemm_k_global_split``), so the
+invoker first zeroes the output (``SetTensor``: the ``SubTensorOpWithScalar1d`` kernel) and, for
+bf16, accumulates into an fp32 workspace that a ``CastTensor`` kernel then converts
+(``SubTensorOpWithCastTensor1d``): MIOpen src/conv/invokers/impl_gemm_dynamic.cpp
+(``need_set_zero``, ``need_cast``) and the workspace of
+src/solver/conv/conv_asm_implicit_gemm_gtc_fwd_nhwc.cpp ("The intermediate output of the 1st
+kernel is FP32, when using FP32 atomic"). Where the tile model splits K, those kernels are added
+one after another like the transposes. (The TraceLens MI300X ResNet traces show the zero fill
+before every split igemm kernel; one of the two recordings, from another MIOpen version, has no
+cast kernel.)
 """
 
 from __future__ import annotations
@@ -24,7 +36,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import gemm_tiling, transpose
+from perfmodel.models import elementwise, gemm_tiling, transpose
 from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
 
@@ -71,5 +83,24 @@ def conv2d(p: dict, arch, dtype: str) -> Work:
         for rows, cols in ((n * c, h * w), (k, c * r * s), (n * k, pp * qq)):
             work.serial.append(transpose.transpose({"rows": rows, "cols": cols}, arch, dtype))
         work.notes.append("conv2d: NCHW layout: input and filter transposes before the GEMM kernel, output transpose after (3 more kernels, timed one after another)")
+    if arch.vendor == "AMD":
+        work.serial.extend(_atomic_split_k_kernels(arch, dtype, n * k * pp * qq, launch))
     work.launch = launch
     return work
+
+
+def _atomic_split_k_kernels(arch, dtype: str, outputs, launch) -> list[Work]:
+    """MIOpen's kernels around a split-K igemm: zero the accumulator (the output, or for bf16 an
+    fp32 workspace), then for bf16 cast the workspace into the output. Where K is not split they
+    are not dispatched (no bytes, no launch)."""
+    split = np.asarray(launch.serial_latencies, dtype=float) > 2.0  # gemm_tiling: split-K adds a pass
+    if not np.any(split):
+        return []
+    n = np.where(split, outputs, 0.0)
+    acc = "fp32" if dtype == "bf16" else dtype
+    kernels = [elementwise.elementwise({"n": n, "reads": 0.0, "writes": 1.0, "flops_per_element": 0.0, "sfu_per_element": 0.0}, arch, acc)]
+    if dtype == "bf16":  # read fp32, write bf16: half an fp32 array
+        kernels.append(elementwise.elementwise({"n": n, "reads": 1.0, "writes": 0.5, "flops_per_element": 1.0, "sfu_per_element": 0.0}, arch, acc))
+    for kw in kernels:
+        kw.launch.kernels = np.where(split, 1.0, 0.0)
+    return kernels
