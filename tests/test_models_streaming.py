@@ -505,3 +505,19 @@ def test_few_long_rows_are_split_over_workgroups():
     assert float(np.asarray(ln.launch.grid).ravel()[0]) == 8
     many = run("softmax", mi355x, "bf16", rows=4096, cols=131072)
     assert float(np.asarray(many.launch.kernels).ravel()[0]) == 1.0
+
+
+def test_row_kernels_pay_a_memory_round_trip_after_each_statistic(mi300x):
+    """The pass after each row statistic reads global memory again (docs/models-streaming.md,
+    "Critical path"): rmsnorm one device-memory latency (the weight's first read), layernorm an
+    L2 latency more (the variance pass re-reads the row), softmax two L2 latencies (no weights)."""
+    from perfmodel.estimate import estimate
+    from perfmodel.rates import latency_s
+
+    mem, l2 = latency_s(mi300x, "hbm"), latency_s(mi300x, "l2")
+    expect = {"rmsnorm": mem, "layernorm": l2 + mem, "softmax": 2 * l2}
+    for kernel, secs in expect.items():
+        w = run(kernel, mi300x, "bf16", rows=4, cols=4096)
+        assert float(np.asarray(w.launch.serial_latencies)) * mem == pytest.approx(secs)
+        assert float(estimate(w, mi300x).terms["fill"][0]) == pytest.approx(secs)
+    assert l2 < mem  # so layernorm's chain is shorter than two device-memory trips

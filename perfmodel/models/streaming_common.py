@@ -146,7 +146,7 @@ class RowOps:
     valu_multi: float  # ... when it does not (two passes)
     sfu_fit: tuple[float, float]  # SFU ops (per element, per row), one pass
     sfu_multi: tuple[float, float]  # ... two passes
-    reductions: int  # row reductions (each one cross-wave exchange through LDS)
+    reductions: int  # row reductions (each one cross-wave exchange through LDS, then a pass over the row)
 
 
 # the case keys of fused row-wise kernels: residual-add + norm (vLLM's fused_add_rms_norm reads x
@@ -155,6 +155,27 @@ TENSOR_PARAMS = [
     Param("reads", float, 1, minimum=1, help="rows x cols tensors read (2: fused residual add, x and residual)"),
     Param("writes", float, 1, minimum=1, help="rows x cols tensors written (2: output and updated residual)"),
 ]
+
+
+def passes_after_reductions(arch, ops: RowOps) -> float:
+    """Memory round trips a row kernel's critical path adds after its row statistics, in units of
+    the device-memory latency (`Launch.serial_latencies`).
+
+    Every output element depends on a statistic of the whole row (max, sum, mean, variance), and
+    the pass that follows each statistic reads global memory again: the fastest published row
+    kernels re-read the row after the block-wide reduction instead of keeping it in registers
+    (vLLM's rms_norm and FlashInfer's RMSNorm: a second loop over the input and the weight;
+    PyTorch's LayerNorm: statistics, then a loop that re-reads X with gamma and beta; PyTorch's
+    block softmax: max, sum and write passes). A re-read of the row hits the L2 (its latency);
+    the last pass of a norm also reads the parameter vectors for the first time (device-memory
+    latency). An elementwise kernel's one load-to-store chain is in the launch floor; these
+    passes come on top of it."""
+    from perfmodel.rates import latency_s
+
+    mem = latency_s(arch, arch.memory_level)
+    l2 = latency_s(arch, "l2") if "l2" in arch.levels else mem
+    params = 1.0 if ops.param_rows > 0 else 0.0
+    return (ops.reductions - params) * l2 / mem + params
 
 
 def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0) -> Work:
@@ -191,6 +212,7 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0)
         lds_bytes=ops.reductions * g["waves_per_row"] * a,
         bytes_in_flight_per_wave=g["flight"],
         kernels=np.where(g["split"] > 1, 2.0, 1.0),  # split rows: partials, then combine and write
+        serial_latencies=passes_after_reductions(arch, ops),
     )
     w.note("rows split over workgroups (few long rows): partial statistics, then a combining kernel", g["split"] > 1)
     return w
