@@ -193,7 +193,9 @@ def _compute_terms(
 ) -> None:
     """FLOPs / achievable rate, stretched by wave quantization (and, on the matrix pipes, by the
     padding of partial tiles: `Launch.useful_fraction`); FLOPs / peak for the naive roof. The
-    other pipes run at the core clock of the kernel (`rates.loaded_core_clock`)."""
+    other pipes run at the core clock of the kernel (`rates.loaded_core_clock`). A VALU key whose
+    instructions the model counted (`Work.valu_issue`, not packed) is timed by them: the FLOP rate
+    counts each lane slot as an FMA's 2 FLOPs, so a slot takes 2 FLOP-equivalents."""
     useful = np.asarray(work.launch.useful_fraction if work.launch else 1.0, dtype=float)
     for key, f in work.flops.items():
         pipe, dtype = split_flop_key(key)
@@ -203,7 +205,8 @@ def _compute_terms(
         t = compute_term(key)
         used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
         f = np.asarray(f, dtype=float)
-        terms.time[t] = f / (rate * (q * useful if pipe in MATRIX_PIPES else q))
+        timed = 2.0 * np.asarray(work.valu_issue[key], dtype=float) if key in work.valu_issue and key not in work.packed else f
+        terms.time[t] = timed / (rate * (q * useful if pipe in MATRIX_PIPES else q))
         terms.naive[t] = f / peak
 
 

@@ -109,6 +109,11 @@ class Work(LevelBytes):
     # on the matrix pipe, then max/exp/sum on the VALU and SFU, then PV): a wave cannot overlap
     # them with each other; only other waves on the same SIMD can fill the gaps (the estimator)
     dependent: set[str] = field(default_factory=set)
+    # VALU instructions (lane issue slots) per FLOP key ("valu:fp32"), where a model enumerates
+    # them: an FMA does 2 FLOPs in one slot, a max, add, multiply or convert 1 or 0 FLOPs in one
+    # slot, and the spec's VALU FLOP rate counts every slot as an FMA. The estimator times such a
+    # key by its slots (2 FLOP-equivalents each), not by its FLOPs
+    valu_issue: dict[str, Any] = field(default_factory=dict)
     # integer VALU ops per "pipe:<op class>" (perfmodel.vocab.INT_OPS): timed as compute terms
     # at the spec's integer rates, never counted as FLOPs
     iops: dict[str, Any] = field(default_factory=dict)
@@ -126,6 +131,11 @@ class Work(LevelBytes):
         k = flop_key(pipe, dtype)
         self.flops[k] = self.flops.get(k, 0.0) + n
 
+    def add_valu_issue(self, dtype: str, n) -> None:
+        """Add ``n`` VALU instructions (per lane) on ``valu:<dtype>``; their FLOPs go to `add_flops`."""
+        k = flop_key("valu", dtype)
+        self.valu_issue[k] = self.valu_issue.get(k, 0.0) + n
+
     def note(self, text: str, where=None) -> None:
         """Add a note for every case, or only for the cases where ``where`` is true."""
         add_note(self.notes, self.note_where, text, where)
@@ -142,10 +152,12 @@ class Work(LevelBytes):
         total = Work(dict(self.flops), dict(self.bytes_read), dict(self.bytes_write), self.launch, list(self.notes))
         total.note_where = dict(self.note_where)
         total.packed, total.timed, total.timed_latency = self.packed, self.timed, self.timed_latency
-        total.dependent, total.iops = self.dependent, dict(self.iops)
+        total.dependent, total.iops, total.valu_issue = self.dependent, dict(self.iops), dict(self.valu_issue)
         for sub in self.serial:
             for k, v in sub.flops.items():
                 total.flops[k] = total.flops.get(k, 0.0) + v
+            for k, v in sub.valu_issue.items():
+                total.valu_issue[k] = total.valu_issue.get(k, 0.0) + v
             for k, v in sub.iops.items():
                 total.iops[k] = total.iops.get(k, 0.0) + v
             for lv in dict.fromkeys([*sub.bytes_read, *sub.bytes_write]):

@@ -6,6 +6,9 @@ Sq != Skv) n = Sq*Skv - Sq(Sq-1)/2 when Sq <= Skv and Skv(Skv+1)/2 when Sq > Skv
 - fwd FLOPs: 4*B*H*n*D on the matrix pipe (QK^T and PV, 2*D each per score); one exp per
   score on sfu:fp32; online softmax on valu:fp32 (4 per score: max, scale-and-subtract FMA,
   sum; plus D per query row per KV block to rescale O, and D per row for the final 1/l).
+  The VALU is timed by its instructions (`Work.valu_issue`): 3.5 per score (max, FMA, add, half
+  a packed convert of P to the matrix input type) plus the rescale multiplies; backward 4 per
+  score (FMA, subtract, multiply, two half converts) plus one FMA per element of Delta.
 - bwd FLOPs: 10*B*H*n*D (recomputed QK^T, dP = dO V^T, dV += P^T dO, dQ += dS K, dK += dS^T Q:
   2.5x the forward products), one exp per score (P recomputed from the LSE), 4 valu per score
   (P, dS = P*(dP - Delta)), and 2*B*H*Sq*D for Delta = rowsum(dO*O).
@@ -295,10 +298,16 @@ def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
         work.add_flops("sfu", "fp32", n)
         rescale = b * h * sq * d * (np.ceil(x.skv * x.frac / bi) + 1.0)  # O rescaled per KV block, then 1/l
         work.add_flops("valu", "fp32", 4.0 * n + rescale)
+        # instructions per score: max, the scale-and-subtract FMA, the row-sum add, and half a
+        # packed convert of P to the matrix input type; one multiply per rescaled O element
+        work.add_valu_issue("fp32", 3.5 * n + rescale)
     else:
         work.add_flops(pipe, pdt, 10.0 * n * d)
         work.add_flops("sfu", "fp32", n)
         work.add_flops("valu", "fp32", 4.0 * n + 2.0 * b * h * sq * d)
+        # per score: P's FMA, dP - Delta, times P, and half a packed convert each of P and dS;
+        # one FMA per element of Delta = rowsum(dO * O)
+        work.add_valu_issue("fp32", 4.0 * n + b * h * sq * d)
     if not arch.has("sfu", "fp32"):
         work.notes.append(f"{arch.key} has no sfu pipe: exponentials counted on sfu:fp32 anyway")
     # per KV block: S = QK^T, then max/exp/sum, then PV: one chain in each wave

@@ -147,6 +147,7 @@ class RowOps:
     sfu_fit: tuple[float, float]  # SFU ops (per element, per row), one pass
     sfu_multi: tuple[float, float]  # ... two passes
     reductions: int  # row reductions (each one cross-wave exchange through LDS, then a pass over the row)
+    fmas: int = 0  # FMAs per element among the VALU FLOPs: one instruction for 2 FLOPs each
 
 
 # the case keys of fused row-wise kernels: residual-add + norm (vLLM's fused_add_rms_norm reads x
@@ -202,6 +203,7 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0)
     reads, writes = np.asarray(reads, dtype=float), np.asarray(writes, dtype=float)
     valu = np.where(fits, ops.valu_fit, ops.valu_multi) + (reads - 1.0)
     w.add_flops("valu", acc_dtype(arch, dtype), valu * elems)
+    w.add_valu_issue(acc_dtype(arch, dtype), (valu - ops.fmas) * elems)  # one instruction per op
     one, two = ops.sfu_fit, ops.sfu_multi
     sfu = np.where(fits, one[0] * elems + one[1] * rows, two[0] * elems + two[1] * rows)
     w.add_flops("sfu", "fp32", sfu)

@@ -1,0 +1,57 @@
+"""VALU work timed by instructions where a model counts them (`Work.valu_issue`): the spec's
+VALU FLOP rate counts every lane slot as an FMA's 2 FLOPs, so a max, add or convert (one slot,
+one or no FLOP) takes as long as an FMA. FLOP counts stay FLOPs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfmodel.arch import load_arch
+from perfmodel.estimate import estimate
+from perfmodel.models.registry import get_model
+from perfmodel.rates import compute_rate
+from perfmodel.work import Work
+
+
+def _run(kernel, arch, dtype, **vals):
+    m = get_model(kernel)
+    p = {}
+    for name, prm in m.params.items():
+        v = vals.get(name, prm.default)
+        p[name] = np.atleast_1d(np.asarray(v, dtype=float)) if prm.kind in (int, float) and v is not None else v
+    return m.fn(p, arch, dtype)
+
+
+def test_issue_slots_time_the_valu_term_and_flops_are_unchanged():
+    a = load_arch("mi300x")
+    w = Work()
+    w.add_flops("valu", "fp32", 4.0e9)  # e.g. 1e9 scores x (max + FMA + add)
+    plain = float(estimate(w, a).terms["compute:valu:fp32"][()])
+    w.add_valu_issue("fp32", 3.0e9)  # ... which are 3 instructions each
+    slots = float(estimate(w, a).terms["compute:valu:fp32"][()])
+    assert slots == pytest.approx(plain * 6.0 / 4.0)
+    rate = compute_rate(a, "valu", "fp32")[0]
+    assert slots == pytest.approx(2.0 * 3.0e9 / rate, rel=0.05)  # quantization 1 for a gridless Work
+    w.packed.add("valu:fp32")  # packed instructions keep the FLOP timing at the full rate
+    assert float(estimate(w, a).terms["compute:valu:fp32"][()]) < slots
+
+
+def test_attention_counts_its_softmax_instructions():
+    a = load_arch("h100")
+    shape = dict(batch=1, heads=8, seq_q=1024, seq_kv=1024, head_dim=64)
+    fwd = _run("attention", a, "bf16", **shape)
+    n = 8 * 1024 * 1024
+    assert float(fwd.flops["sfu:fp32"][0]) == n
+    rescale = float(fwd.flops["valu:fp32"][0]) - 4.0 * n  # the O rescale multiplies, one slot each
+    assert float(fwd.valu_issue["valu:fp32"][0]) == pytest.approx(3.5 * n + rescale)
+    bwd = _run("attention", a, "bf16", phase="bwd", **shape)
+    assert float(bwd.valu_issue["valu:fp32"][0]) == pytest.approx(4.0 * n + 8 * 1024 * 64)
+
+
+def test_row_kernels_count_an_fma_as_one_instruction():
+    a = load_arch("mi300x")
+    for kernel, flops, slots in (("layernorm", 7, 5), ("rmsnorm", 4, 3), ("softmax", 4, 4)):
+        w = _run(kernel, a, "bf16", rows=8, cols=4096)
+        assert float(w.flops["valu:fp32"][0]) == flops * 8 * 4096
+        assert float(w.valu_issue["valu:fp32"][0]) == slots * 8 * 4096
