@@ -294,9 +294,10 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     waves issue their VALU work while one wave's MFMA runs (the matrix core and the VALU are
     separate units fed by one instruction arbiter per SIMD: AMD CDNA3 ISA guide, "MFMA ...
     dependent and independent instructions"; FA3's ping-pong scheduling on Hopper is the same
-    idea): the w waves cycle between the two stations, and `_closed_cycle_stretch` gives the
-    chain's time, from the sum at w = 1 to the longest term alone as w grows. The longest term
-    stands for the chain; the others keep their own time.
+    idea): the w waves cycle between the two stations, the longest term and the rest (the sum of
+    the others), and `_closed_cycle_stretch` gives the chain's time, from the sum at w = 1 to the
+    slower station alone as w grows (the rest, where the softmax outlasts the matrix product).
+    The longest term stands for the chain; the others keep their own time.
 
     Where the spec gives a matrix pipe's VALU co-execution share c (`valu_coexec`), VALU work
     runs beside the matrix term only in that share of its cycles, chained or not: matrix time M
@@ -314,8 +315,10 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
         return
     times = [terms.time[k] for k in keys]
     longest = np.maximum.reduce(times)
-    total = np.sum(times, axis=0)
-    _stretch_longest(terms, keys, longest * _closed_cycle_stretch(total - longest, longest, occ["waves_per_simd"]))
+    rest = np.sum(times, axis=0) - longest
+    # the two stations: the longest term and the rest; the slower of them paces the cycle
+    slow, fast = np.maximum(longest, rest), np.minimum(longest, rest)
+    _stretch_longest(terms, keys, slow * _closed_cycle_stretch(fast, slow, occ["waves_per_simd"]))
 
 
 def _closed_cycle_stretch(short: np.ndarray, long: np.ndarray, waves: np.ndarray) -> np.ndarray:

@@ -55,3 +55,20 @@ def test_row_kernels_count_an_fma_as_one_instruction():
         w = _run(kernel, a, "bf16", rows=8, cols=4096)
         assert float(w.flops["valu:fp32"][0]) == flops * 8 * 4096
         assert float(w.valu_issue["valu:fp32"][0]) == slots * 8 * 4096
+
+
+@pytest.mark.parametrize("waves", [1.0, 2.0, 4.0])
+def test_a_softmax_longer_than_the_matrix_product_paces_the_chain(waves):
+    """Two stations, the matrix term and the rest: where the rest (VALU + SFU, e.g. head dim 64
+    on Hopper) outlasts the matrix product, the rest is the slower station of the closed cycle."""
+    from perfmodel.estimate import _dependent_chain, _Terms
+
+    w = Work()
+    w.dependent.update({"tensor:bf16", "valu:fp32", "sfu:fp32"})
+    t = _Terms(time={"compute:tensor:bf16": np.array([2.0]), "compute:valu:fp32": np.array([1.0]),
+                     "compute:sfu:fp32": np.array([1.5])})
+    _dependent_chain(w, load_arch("h100"), {"waves_per_simd": np.array([waves])}, t)
+    r = 2.0 / 2.5  # the matrix stage against the slower rest
+    expect = 2.5 * (1 - r ** (waves + 1)) / (1 - r**waves)  # 4.5 at one wave, towards 2.5
+    assert float(t.time["compute:tensor:bf16"][0]) == pytest.approx(expect)
+    assert float(t.time["compute:sfu:fp32"][0]) == 1.5  # the shorter terms keep their own time
