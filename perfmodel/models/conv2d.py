@@ -100,7 +100,7 @@ def _atomic_split_k_kernels(arch, dtype: str, outputs, launch) -> list[Work]:
     acc = "fp32" if dtype == "bf16" else dtype
     kernels = [elementwise.elementwise({"n": n, "reads": 0.0, "writes": 1.0, "flops_per_element": 0.0, "sfu_per_element": 0.0}, arch, acc)]
     if dtype == "bf16":  # read fp32, write bf16: half an fp32 array
-        kernels.append(elementwise.elementwise({"n": n, "reads": 1.0, "writes": 0.5, "flops_per_element": 1.0, "sfu_per_element": 0.0}, arch, acc))
+        kernels.append(elementwise.elementwise({"n": n, "reads": 1.0, "writes": 0.5, "flops_per_element": 0.0, "sfu_per_element": 0.0}, arch, acc))
     for kw in kernels:
         kw.launch.kernels = np.where(split, 1.0, 0.0)
     return kernels
