@@ -41,6 +41,8 @@ class Launch:
     # prologue (the first K step's operands must arrive before the first matrix instruction)
     # and epilogue (the last tiles' C stores must complete before the kernel does)
     serial_latencies: Any = 0
+    # K splits of a tiled GEMM (each split writes fp32 partial sums that are reduced afterwards)
+    split_k: Any = 1
     # kernels dispatched one after another for this Work (a library's layout transposes, the
     # kernels of a MoE layer): each pays the per-dispatch fixed cost (archspec `launch.overhead`)
     kernels: Any = 1

@@ -93,7 +93,7 @@ def _atomic_split_k_kernels(arch, dtype: str, outputs, launch) -> list[Work]:
     """MIOpen's kernels around a split-K igemm: zero the accumulator (the output, or for bf16 an
     fp32 workspace), then for bf16 cast the workspace into the output. Where K is not split they
     are not dispatched (no bytes, no launch)."""
-    split = np.asarray(launch.serial_latencies, dtype=float) > 2.0  # gemm_tiling: split-K adds a pass
+    split = np.asarray(launch.split_k, dtype=float) > 1.0
     if not np.any(split):
         return []
     n = np.where(split, outputs, 0.0)

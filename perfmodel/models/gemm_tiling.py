@@ -38,12 +38,10 @@ def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, 
     element relative to A's (below 1 for weights stored packed, `weight_only`)."""
     ks = k / split  # K depth one split walks (bytes move for the real K; padding costs only MFMA time)
     a_uni = None if a_unique is None else a_unique / split
-    t = panel_traffic(arch, m, n, tm, tn, ks * elem, ks * elem * rb, batch * split, a_unique=a_uni)
-    cluster = multicast_cluster(arch)
-    if cluster > 1.0:  # a cluster's tiles get the shared panel from one L2 read
-        tiles_m, tiles_n = np.ceil(m / tm), np.ceil(n / tn)
-        a_req, b_req = batch * split * tiles_n * m * ks * elem, batch * split * tiles_m * n * ks * elem * rb
-        t["req"] = multicast_requests(a_req, b_req, tiles_m, tiles_n, cluster)
+    # a cluster's tiles get the shared panel from one L2 read (Hopper's TMA multicast)
+    t = panel_traffic(
+        arch, m, n, tm, tn, ks * elem, ks * elem * rb, batch * split, a_unique=a_uni, cluster=multicast_cluster(arch)
+    )
     wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)
     lds_w = t["grid"] * (tm + tn * rb) * ks * elem  # each K step stored once
     # each wave reads its rows and columns (once per warpgroup where waves share operands)
@@ -335,6 +333,7 @@ def gemm_work(
     )
     if np.any(split > 1):
         launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
+        launch.split_k = split
     stage_bytes = (tm + tn * rb) * tk * elem  # one K step of the A and B panels
     stages = smem_stages(arch, stage_bytes)
     if stages is not None:  # a shared-memory pipeline: stages - 1 K steps in flight

@@ -202,7 +202,7 @@ def _l2_per_xcd(arch) -> float:
     return cap if per == "xcd" else arch.capacity("l2") / max(arch.xcds, 1)
 
 
-def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=None, b_frac=1.0):
+def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=None, b_frac=1.0, cluster=1.0):
     """Operand read bytes per level for a grid of tm x tn tiles over a rows x cols output.
 
     Every tile reads the row panel of its tm rows (``a_row`` bytes per row) and the column
@@ -210,6 +210,7 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
     tile needs only part, e.g. causal attention). ``copies`` independent problems (batch,
     groups, K-splits) run one after another in grid order. ``a_unique``: distinct bytes behind
     the A requests where they are fewer than ``rows * a_row`` (conv2d's im2col rows overlap).
+    ``cluster``: tiles of a cluster that get the larger panel from one L2 read (`multicast_requests`).
 
     Returns dict: ``req`` (bytes the tiles request: L1 and L2 see them), ``l2_miss`` (bytes the
     L2s fetch from beyond: MALL / fabric), ``mem`` (bytes from device memory), ``grid``.
@@ -235,7 +236,7 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
     a_req = rows * a_row  # bytes of A one column of tiles requests
     a_bytes = a_req if a_unique is None else np.asarray(a_unique, dtype=float)
     b_bytes = cols * b_col
-    req = copies * (tiles_n * a_req + tiles_m * b_bytes * b_frac)
+    req = copies * multicast_requests(tiles_n * a_req, tiles_m * b_bytes * b_frac, tiles_m, tiles_n, cluster)
 
     cus = float(arch.cus)
     x = float(max(arch.xcds, 1))
@@ -336,8 +337,6 @@ def multicast_requests(a_part, b_part, tiles_m, tiles_n, cluster: float):
     share_a = (a_part >= b_part) & (tiles_n >= cluster)
     share_b = (a_part < b_part) & (tiles_m >= cluster)
     return np.where(share_a, a_part * keep, a_part) + np.where(share_b, b_part * keep, b_part)
-
-
 
 
 def combine_launch(launches: list[Launch]) -> Launch:
