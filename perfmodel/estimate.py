@@ -305,9 +305,13 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     and 1 for independent work. RDNA3's WMMA has c = 0 (AMD's matrix instruction calculator:
     "Can co-execute with VALU: False"), so there the two always add and the waves do not matter;
     no shipped spec has a share between 0 and 1.
+
+    Where a workgroup's waves meet at a barrier every step (`Launch.lockstep`: attention
+    backward), they run each phase together, so the customers of the cycle are the workgroups
+    resident on a CU, not the waves of a SIMD (`_chain_customers`).
     """
     coexec = {p: arch.valu_coexec(p) for p in MATRIX_PIPES if arch.valu_coexec(p) is not None}
-    if coexec and _coexec_chain(work, occ, terms, coexec):
+    if coexec and _coexec_chain(work, _chain_customers(work, arch, occ), terms, coexec):
         return
     # sorted: summing in set order would make the last digit depend on the hash seed
     keys = [compute_term(k) for k in sorted(work.dependent) if compute_term(k) in terms.time]
@@ -318,7 +322,17 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     rest = np.sum(times, axis=0) - longest
     # the two stations: the longest term and the rest; the slower of them paces the cycle
     slow, fast = np.maximum(longest, rest), np.minimum(longest, rest)
-    _stretch_longest(terms, keys, slow * _closed_cycle_stretch(fast, slow, occ["waves_per_simd"]))
+    _stretch_longest(terms, keys, slow * _closed_cycle_stretch(fast, slow, _chain_customers(work, arch, occ)))
+
+
+def _chain_customers(work: Work, arch: Arch, occ: dict) -> np.ndarray:
+    """Who cycles through a dependent chain independently: the waves of a SIMD, or, where a
+    workgroup's waves meet at a barrier every step (`Launch.lockstep`), the workgroups of a CU."""
+    L = work.launch
+    if L is not None and np.any(L.lockstep):
+        wgs = np.minimum(occ["grid"] / arch.cus, occ["wgs_per_cu"])
+        return np.where(L.lockstep, wgs, occ["waves_per_simd"])
+    return occ["waves_per_simd"]
 
 
 def _closed_cycle_stretch(short: np.ndarray, long: np.ndarray, waves: np.ndarray) -> np.ndarray:
@@ -348,7 +362,7 @@ def _two_station_stretch(fast: np.ndarray, slow: np.ndarray, n) -> np.ndarray:
         return np.where(r < 1.0 - 1e-9, (1.0 - rn * r) / (1.0 - rn), (n + 1.0) / n)
 
 
-def _coexec_chain(work: Work, occ: dict, terms: _Terms, coexec: dict) -> bool:
+def _coexec_chain(work: Work, customers: np.ndarray, terms: _Terms, coexec: dict) -> bool:
     """`_dependent_chain` on a spec with a matrix pipe's `valu_coexec`; False if it does not apply."""
     compute = sorted(k for k in terms.time if is_compute(k))
     pipe_of = {k: split_flop_key(k.split(":", 1)[1])[0] for k in compute}
@@ -360,7 +374,7 @@ def _coexec_chain(work: Work, occ: dict, terms: _Terms, coexec: dict) -> bool:
     o = np.sum([terms.time[k] for k in side], axis=0)
     c = min(coexec[pipe_of[k]].value for k in matrix)
     chained = any(compute_term(k) in matrix for k in work.dependent)
-    h = np.clip(occ["waves_per_simd"] - 1.0, 0.0, 1.0) if chained else 1.0
+    h = np.clip(customers - 1.0, 0.0, 1.0) if chained else 1.0
     _stretch_longest(terms, matrix + side, m + np.maximum(0.0, o - h * c * m))
     return True
 

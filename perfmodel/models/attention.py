@@ -121,6 +121,10 @@ def attention(p: dict, arch, dtype: str) -> Work:
         kernels=_kernels(x, split),
         # written after the KV (fwd) or query (bwd) loop: O and its row statistics; dK and dV
         epilogue_bytes=np.where(x.phase == "fwd", bo * (d * elem + 4.0), 2.0 * bo * d * elem),
+        # dS goes through LDS to the dK and dQ products, so a backward workgroup's waves meet at
+        # a barrier every step (FA2 flash_bwd_kernel.h __syncthreads; FA3
+        # mainloop_bwd_sm90_tma_gmma_ws.hpp @ a7e72e8: NamedBarrier PdS over both MMA warpgroups)
+        lockstep=x.phase == "bwd",
     )
     if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))

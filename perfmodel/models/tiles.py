@@ -109,10 +109,20 @@ SPLITS = (2, 4, 8, 16, 32, 64)  # split-K / split-KV factors tried when the grid
 # 8-bit register fields address 256 architectural VGPRs per lane (AMD ISA guides; a CUDA thread
 # addresses at most 255 registers); CDNA's MFMA targets add 256 accumulation registers (AGPRs;
 # unified with the VGPRs from gfx90a on). A larger file (RDNA3's 1536 per wave32 lane) holds more
-# waves, not a bigger one. Accumulators may take half of what one lane addresses; the other half
-# holds operand fragments, addresses and staging.
+# waves, not a bigger one. On AMD accumulators may take half of what one lane addresses; the
+# other half holds the MFMA/WMMA operand fragments, the global-load staging (no asynchronous
+# copy to LDS), addresses.
 ADDRESSABLE_VGPRS = 256
 ACC_VGPRS_MFMA = 256
+# NVIDIA: FlashAttention-2 (sm80, csrc/flash_attn/src/flash_bwd_launch_template.h @ 073afd5:
+# Flash_bwd_kernel_traits<128, 64, 128, 8 warps>) and FlashAttention-3 (sm90,
+# hopper/flash_bwd_launch_template.h @ fc8e93c: 64 x 128 at head dim 128, 128 x 128 at 64, two
+# MMA warpgroups that setmaxnreg gives 240 registers each, hopper/flash_bwd_kernel_sm90.h @
+# 51b5c15) run the backward with dK, dV (2 x 128 x d) and S, dP (2 x 64 x 128 at d = 128,
+# 2 x 128 x 128 at d = 64) in fp32 over 256 threads: 192 accumulator registers a thread.
+# mma.sync fragments are a few registers per K step, cp.async and TMA copy to shared memory
+# without staging registers, and wgmma reads its operands from shared memory.
+ACC_VGPRS_NVIDIA = 192
 
 
 def lds_limit(arch) -> float:
@@ -133,6 +143,9 @@ def smem_stages(arch, stage_bytes):
 
 
 def acc_vgpr_budget(arch) -> float:
+    """Registers per lane a tile's fp32 accumulators may take (see ADDRESSABLE_VGPRS)."""
+    if arch.vendor == "NVIDIA":
+        return float(ACC_VGPRS_NVIDIA)
     addressable = ADDRESSABLE_VGPRS + (ACC_VGPRS_MFMA if "mfma" in arch.pipes() else 0)
     return min(float(arch.occupancy["vgprs_per_lane"].value), addressable) / 2
 
