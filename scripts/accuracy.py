@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 VALIDATION = ROOT / "validation"
 DATA_FILES = ("measurements.yaml", "trace_measurements.yaml")
 TESTS = ROOT / "tests" / "data" / "rocprof"
-SHARED = ROOT.parent / "shared" / "data" / "rocprof"
 MIX = "rocprofiler-compute/legacy_2022/mixbench/{}"
 VCOPY = {
     "MI100": "rocprofiler-compute/tests_workloads_2024/vcopy/MI100",
@@ -407,10 +406,9 @@ def gate_figures(res: dict) -> dict:
 
 # --- rocprof (reported, not gated) ------------------------------------------------------------
 def _find(rel: str) -> Path | None:
-    for base in (TESTS, SHARED):
-        if (base / rel).exists():
-            return base / rel
-    return None
+    """A rocprof workload copied into tests/data (origin notes in its README), or None."""
+    path = TESTS / rel
+    return path if path.exists() else None
 
 
 def rocprof_points() -> list[dict]:
