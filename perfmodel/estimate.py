@@ -328,10 +328,8 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
 def _chain_customers(work: Work, arch: Arch, occ: dict) -> np.ndarray:
     """Who cycles through a dependent chain independently: the waves of a SIMD, or, where a
     workgroup's waves meet at a barrier every step (`Launch.lockstep`), the workgroups of a CU."""
-    L = work.launch
-    if L is not None and np.any(L.lockstep):
-        wgs = np.minimum(occ["grid"] / arch.cus, occ["wgs_per_cu"])
-        return np.where(L.lockstep, wgs, occ["waves_per_simd"])
+    if work.launch is not None and work.launch.lockstep:
+        return np.minimum(occ["grid"] / arch.cus, occ["wgs_per_cu"])
     return occ["waves_per_simd"]
 
 
@@ -339,8 +337,9 @@ def _closed_cycle_stretch(short: np.ndarray, long: np.ndarray, waves: np.ndarray
     """How much longer than its longest stage a chain runs when w waves cycle through it.
 
     Each wave alternates between the longest stage (the matrix product) and the rest (softmax
-    on the VALU and SFU); the w resident waves of a SIMD are the customers of a closed cyclic
-    network of these two stations. With exponential service its throughput is
+    on the VALU and SFU); the w customers (the resident waves of a SIMD, or the workgroups of a
+    CU where their waves run in lockstep: `_chain_customers`) cycle through a closed network of
+    these two stations. With exponential service its throughput is
     mu_long (1 - r^w) / (1 - r^(w+1)), r = mu_long / mu_short (Gordon and Newell 1967; Buzen 1973),
     so the chain lasts the longest stage x `_two_station_stretch`: the sum of the stages for
     one wave, x (w+1)/w when the two are equal, the longest stage alone as w grows."""
@@ -417,8 +416,8 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
     """A tiled kernel's main loop is a two-stage pipeline: loads fill a buffer of
     `prefetch_depth` K steps (Tensile's 2, or a Hopper tile's shared-memory stages - 1) that the
     matrix pipe drains. With variable stage times the line runs slower than its slower stage when
-    the two are close (a finite buffer cannot absorb every fluctuation): for two stages with exponential service times and B buffer places
-    between them, the throughput is mu_slow (1 - r^K) / (1 - r^(K+1)), r = mu_slow / mu_fast,
+    the two are close (a finite buffer cannot absorb every fluctuation): for two stages with
+    exponential service times and B buffer places between them, the throughput is mu_slow (1 - r^K) / (1 - r^(K+1)), r = mu_slow / mu_fast,
     K = B + 3 (the two-station line with blocking, Hillier & Boling 1967; Buzacott &
     Shanthikumar, Stochastic Models of Manufacturing Systems, 1993). So the body lasts the
     slower stage's time x (1 - r^(K+1)) / (1 - r^K): x (K+1)/K when the compute and memory

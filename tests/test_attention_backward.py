@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from model_runs import run_model
 
 from perfmodel.arch import load_arch
 from perfmodel.estimate import _dependent_chain, _Terms
@@ -37,22 +38,11 @@ def test_lockstep_waves_do_not_hide_each_others_softmax():
     assert _chain(True, wgs_per_cu=2.0, grid=132.0) == pytest.approx(5.5)
 
 
-def _launch(arch, **vals):
-    from perfmodel.models.registry import get_model
-
-    m = get_model("attention")
-    p = {}
-    for name, prm in m.params.items():
-        v = vals.get(name, prm.default)
-        p[name] = np.atleast_1d(np.asarray(v, dtype=float)) if prm.kind in (int, float) and v is not None else v
-    return m.fn(p, arch, "bf16").launch
-
-
 def test_only_the_backward_pass_is_lockstep():
     a = load_arch("mi300x")
     shape = dict(batch=2, heads=16, seq_q=2048, head_dim=128)
-    assert not np.any(_launch(a, phase="fwd", **shape).lockstep)
-    assert np.all(_launch(a, phase="bwd", **shape).lockstep)
+    assert not run_model("attention", a, "bf16", phase="fwd", **shape).launch.lockstep
+    assert run_model("attention", a, "bf16", phase="bwd", **shape).launch.lockstep
 
 
 @pytest.mark.parametrize("arch", ["a100", "h100", "h200"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from model_runs import run_model as run
 
 from perfmodel.arch import load_arch
 from perfmodel.errors import InputError
@@ -30,13 +31,6 @@ def mi250x():
     return load_arch("mi250x")
 
 
-def run(kernel, arch, dtype, **params):
-    m = get_model(kernel)
-    p = {}
-    for name, prm in m.params.items():
-        v = params.get(name, prm.default)
-        p[name] = np.atleast_1d(np.asarray(v, dtype=float)) if prm.kind in (int, float) else v
-    return m.fn(p, arch, dtype)
 
 
 def val(d, key):

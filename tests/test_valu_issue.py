@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from model_runs import run_model as _run
 
 from perfmodel.arch import load_arch
 from perfmodel.estimate import estimate
-from perfmodel.models.registry import get_model
 from perfmodel.rates import compute_rate
 from perfmodel.work import Work
-
-
-def _run(kernel, arch, dtype, **vals):
-    m = get_model(kernel)
-    p = {}
-    for name, prm in m.params.items():
-        v = vals.get(name, prm.default)
-        p[name] = np.atleast_1d(np.asarray(v, dtype=float)) if prm.kind in (int, float) and v is not None else v
-    return m.fn(p, arch, dtype)
 
 
 def test_issue_slots_time_the_valu_term_and_flops_are_unchanged():

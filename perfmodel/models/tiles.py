@@ -353,7 +353,13 @@ def multicast_requests(a_part, b_part, tiles_m, tiles_n, cluster: float):
 
 
 def combine_launch(launches: list[Launch]) -> Launch:
-    """One Launch standing for several kernels: the one with the largest grid per shape."""
+    """One Launch standing for several kernels: the one with the largest grid per shape.
+
+    The GEMM library's main-loop pipeline (`prefetch_depth`, `bytes_in_flight_per_wave`: cuBLAS's
+    shared-memory stages on Hopper, `smem_stages`) is not carried over: the kernels combined here
+    (MoE's fused expert GEMMs: vLLM's Triton kernel, AITER's CK/asm ones) choose their own
+    stages, so the estimator's defaults stand for them. Carrying it moved five Hopper MoE points
+    1-3 % faster and the held-out MoE p90 45.7 -> 47.1 % (2026-11-26)."""
     grids = np.stack([np.asarray(lc.grid, dtype=float) for lc in launches])
     i = np.argmax(grids, axis=0)
     fields = ("grid", "workgroup_size", "vgprs", "lds_bytes", "tile_m", "tile_n", "tile_k")
