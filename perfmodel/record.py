@@ -59,7 +59,8 @@ class Prediction:
 
     @property
     def time_band_us(self) -> tuple[float, float]:
-        """Where a measurement of this kernel likely falls (80 % of held-out points did)."""
+        """Where a measurement of this kernel likely falls: nominally 80 %; docs/accuracy.md gives
+        how often it held, on our sources and on a source left out of the band."""
         return self.time_s / self.band[1] * 1e6, self.time_s / self.band[0] * 1e6
 
     @property

@@ -320,9 +320,13 @@ def coverage(rows: list[dict]) -> dict:
     }
 
 
+def _held_out(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if "shipped" in r and not r["shipped"]["in_sample"]]
+
+
 def error_bands(rows: list[dict]) -> dict:
     """Per family p10/p90 of held-out pred/meas (as shipped); fewer than 5 points: the pooled band."""
-    held = [r for r in rows if "shipped" in r and not r["shipped"]["in_sample"]]
+    held = _held_out(rows)
     pooled = [r["shipped"]["ratio"] for r in held]
 
     def band(x):
@@ -349,6 +353,32 @@ def error_bands(rows: list[dict]) -> dict:
                 "basis": f"pooled held-out (family has {len(x)} held-out points, fewer than {BAND_MIN_N})",
             }
     return out
+
+
+def band_coverage(rows: list[dict]) -> dict:
+    """How often a held-out measurement falls inside its family's band (nominally 80 %).
+
+    ``own``: the bands computed from all held-out points, the ones shipped (partly circular).
+    ``leave_one_source_out``: each source's points against bands computed without that source:
+    what a user measuring a kernel from a source we never saw should expect.
+    """
+    held = _held_out(rows)
+
+    def inside(r: dict, bands: dict) -> bool:
+        b = bands.get(r["family"], bands["pooled"])
+        return b["p10"] <= r["shipped"]["ratio"] <= b["p90"]
+
+    own = error_bands(rows)
+    hits = []
+    for src in sorted({r["source_key"] for r in held}):
+        bands = error_bands([r for r in held if r["source_key"] != src])
+        hits += [inside(r, bands) for r in held if r["source_key"] == src]
+    return {
+        "nominal": 0.8,
+        "own": round(float(np.mean([inside(r, own) for r in held])), 3),
+        "leave_one_source_out": round(float(np.mean(hits)), 3),
+        "n": len(held),
+    }
 
 
 def loso(rows: list[dict], cal: dict) -> list[dict]:
@@ -381,6 +411,7 @@ def compute(with_rocprof: bool = False) -> dict:
         "coverage": coverage(rows),
         "modes": {m: breakdowns(rows, m) for m in MODES},
         "error_bands": error_bands(rows),
+        "band_coverage": band_coverage(rows),
         "loso": loso(rows, cal),
         "points": rows,
     }
@@ -577,7 +608,14 @@ def report(res: dict) -> list[str]:
     ]
     for f, b in res["error_bands"].items():
         L.append(f"| {f} | {b['p10']:.2f} | {b['p90']:.2f} | {b['n']} | {b['basis']} |")
+    bc = res["band_coverage"]
     L += [
+        "",
+        f"How far to trust a band: {bc['own']:.1%} of the {bc['n']} held-out points fall inside their",
+        f"family's band (nominally {bc['nominal']:.0%}; partly circular, the bands come from these points).",
+        "Against bands computed without the point's own source (leave one source out, the case of a",
+        f"kernel from a source we never saw), {bc['leave_one_source_out']:.1%} do: sources differ more",
+        "than points of one source, so the band is narrower than the spread a new source shows.",
         "",
         "## Constants derived from data: error on points not from their sources (first principles)",
         "",
@@ -702,6 +740,7 @@ def main(argv: list[str] | None = None) -> int:
         "coverage": res["coverage"],
         "modes": res["modes"],
         "error_bands": bands,
+        "band_coverage": res["band_coverage"],
         "loso": res["loso"],
         "points": rows,
     }
