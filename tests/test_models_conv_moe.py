@@ -92,15 +92,16 @@ def test_moe_flops_exact():
     # router 2*1*4*8 = 64; up+gate 2*4*1*32*8 = 2048; down 2*4*1*8*16 = 1024 -> 3136
     # sfu: router exp 1*4 + SiLU (exp, rcp) 2*4*16 = 132
     # valu: router 4*4 + SiLU (x*-log2e, 1+e, x*r) and *up 4*4*16 + combine 2*4*8 = 16 + 256 + 64 = 336
-    w = run("moe", tokens=1, experts=4, topk=4, hidden=8, inter=16)
+    w = run_cat("moe", {}, tokens=1, experts=4, topk=4, hidden=8, inter=16)
     assert float(w.flops["mfma:bf16"][0]) == pytest.approx(3136.0)
     assert float(w.flops["sfu:fp32"][0]) == pytest.approx(132.0)
     assert float(w.flops["valu:fp32"][0]) == pytest.approx(336.0)
 
 
 def run_cat(kernel, cats, dtype="bf16", **kw):
-    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
-    return get_model(kernel).fn({**p, **cats}, A, dtype)
+    """The operation's FLOPs and bytes over all its kernels (MoE's up, down and router kernels
+    are a Work and its `serial` ones: `Work.with_serial`)."""
+    return run(kernel, dtype, cats, **kw).with_serial()
 
 
 MOE = dict(tokens=1, experts=4, topk=4, hidden=8, inter=16)
@@ -185,14 +186,14 @@ def test_moe_touched_experts_and_weight_bytes():
     assert touched_experts(1.0, 64.0, 8.0) == pytest.approx(8.0)
     assert touched_experts(1e6, 64.0, 8.0) == pytest.approx(64.0)
     # one token reads the weights of its 8 experts: 8 * (4096*2816 + 1408*4096) * 2 B
-    w = run("moe", tokens=1, experts=64, topk=8, hidden=4096, inter=1408)
+    w = run_cat("moe", {}, tokens=1, experts=64, topk=8, hidden=4096, inter=1408)
     weights = 8 * (4096 * 2816 + 1408 * 4096) * 2.0
     assert weights <= float(w.bytes["hbm"][0]) <= 1.02 * weights
 
 
 def test_moe_monotonic_and_vectorised():
     t = 2.0 ** np.arange(0, 14)
-    w = run("moe", tokens=t, experts=64, topk=8, hidden=4096, inter=1408)
+    w = run_cat("moe", {}, tokens=t, experts=64, topk=8, hidden=4096, inter=1408)
     assert np.all(np.diff(w.flops["mfma:bf16"]) > 0) and np.all(np.diff(w.bytes["hbm"]) > 0)
     rng = np.random.default_rng(5)
     N = 100_000
@@ -204,7 +205,7 @@ def test_moe_monotonic_and_vectorised():
         topk=np.minimum(e, 8),
         hidden=4096,
         inter=2048,
-    )
+    ).with_serial()
     for v in (*w.flops.values(), *w.bytes.values()):
         assert np.shape(v) == (N,) and np.all(np.isfinite(v))
 
@@ -269,4 +270,25 @@ def test_moe_router_false_leaves_out_the_router_gemm():
     router_flops = 2.0 * 256 * 64 * 2048
     assert float(full.flops["mfma:bf16"][0]) - float(experts.flops["mfma:bf16"][0]) == pytest.approx(router_flops)
     assert float(full.flops["sfu:fp32"][0]) - float(experts.flops.get("sfu:fp32", [0.0])[0]) == pytest.approx(256 * 64)
-    assert float(np.asarray(full.launch.kernels).ravel()[0]) == float(np.asarray(experts.launch.kernels).ravel()[0]) + 1
+    kernels = [len(run("moe", text=t, **big).serial) for t in ({}, {"router": False})]
+    assert kernels == [2, 1]  # after the up kernel: router and down, or down alone
+
+
+def test_moe_kernels_are_timed_each_with_its_own_grid():
+    """Decode-sized MoE (one token, 8 of 128 experts, fp8 block scales: AITER's Qwen3-235B TP4
+    shape): the up kernel has far fewer tiles than the down kernel, so its bytes are in flight
+    over its own small grid; the operation takes the up kernel's time plus the down kernel's."""
+    from dataclasses import replace
+
+    from perfmodel.estimate import estimate
+
+    shape = dict(tokens=1, experts=128, topk=8, hidden=4096, inter=384)
+    w = run("moe", "fp8", {"router": False, "scaling": "block"}, **shape)
+    (down,) = w.serial
+    assert float(np.ravel(w.launch.grid)[0]) < float(np.ravel(down.launch.grid)[0])
+    up = replace(w, serial=[])
+    t_up, t_down, t_all = (float(np.ravel(estimate(x, A).time_s)[0]) for x in (up, down, w))
+    assert t_all == pytest.approx(t_up + t_down)
+    # the up kernel alone (its 768 x 4096 x 8 experts of weights over its own grid) is slower
+    # than the same bytes would move over the down kernel's larger grid
+    assert t_up > float(np.ravel(estimate(replace(up, launch=down.launch), A).time_s)[0])

@@ -63,36 +63,39 @@ def moe(p: dict, arch, dtype: str) -> Work:
     out_dtype = p.get("out_dtype", "auto")
     scaling = p.get("scaling", "none")
     out_elem = gemm_tiling.OUT_DTYPES[out_dtype] if out_dtype != "auto" else tiles.out_size(dtype)
-    work = Work()
     et = touched_experts(t, e, k)
     rows = t * k
     m_e = rows / et
-    launches = []
-    if bool(p.get("router", True)):
-        _, l_router = gemm_tiling.gemm_work(arch, dtype, t, e, hd, 1.0, work=work)
-        work.add_flops("sfu", "fp32", t * e)
-        work.add_flops("valu", "fp32", 4.0 * t * e)
-        launches.append(l_router)
     n_up = (2.0 if gated else 1.0) * it
     wo = gemm_tiling.weight_only_args(p)
-    _, l_up = gemm_tiling.gemm_work(
+    work = Work()  # the up (+gate) kernel with its fused activation; the others run after it
+    _, work.launch = gemm_tiling.gemm_work(
         arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, scaling=scaling, work=work, **wo
     )
+    pipe = next(iter(work.flops)).split(":")[0]
+    gemm_tiling.add_scaling(work, arch, pipe, m_e, n_up, hd, et, scaling)
     valu, sfu = activations.cost(act, gated=gated)
     if sfu:
         work.add_flops("sfu", "fp32", sfu * rows * it)
     work.add_flops("valu", "fp32", valu * rows * it)
-    _, l_down = gemm_tiling.gemm_work(arch, dtype, m_e, hd, it, et, out_dtype=out_dtype, scaling=scaling, work=work, **wo)
-    pipe = next(iter(work.flops)).split(":")[0]
-    for n_, k_ in ((n_up, hd), (hd, it)):
-        gemm_tiling.add_scaling(work, arch, pipe, m_e, n_, k_, et, scaling)
-    work.add_flops("valu", "fp32", 2.0 * rows * hd)
-    traffic.add_stream(work, arch, read=rows * hd * out_elem, write=t * hd * out_elem)
-    work.launch = tiles.combine_launch([*launches, l_up, l_down])
+    down = Work()  # the down GEMM, the weighted combine in its epilogue
+    _, down.launch = gemm_tiling.gemm_work(
+        arch, dtype, m_e, hd, it, et, out_dtype=out_dtype, scaling=scaling, work=down, **wo
+    )
+    gemm_tiling.add_scaling(down, arch, pipe, m_e, hd, it, et, scaling)
+    down.add_flops("valu", "fp32", 2.0 * rows * hd)
+    traffic.add_stream(down, arch, read=rows * hd * out_elem, write=t * hd * out_elem)
+    work.serial.append(down)
+    if bool(p.get("router", True)):
+        router = Work()
+        _, router.launch = gemm_tiling.gemm_work(arch, dtype, t, e, hd, 1.0, work=router)
+        router.add_flops("sfu", "fp32", t * e)
+        router.add_flops("valu", "fp32", 4.0 * t * e)
+        work.serial.insert(0, router)
     glu = f"{act}(gate)*up" if gated else f"{act}(up)"
     work.notes.append(
-        f"moe: {'router, ' if launches else ''}{'up+gate' if gated else 'up'} ({glu} fused), down and combine"
-        " kernels summed; launch = the largest grid of them"
+        f"moe: {'router, ' if len(work.serial) > 1 else ''}{'up+gate' if gated else 'up'} ({glu} fused) and down"
+        " (+ combine) kernels, each timed with its own launch geometry, one after another"
     )
     work.notes.append("moe: uniform routing assumed (expected touched experts); top-k selection not counted")
     return work

@@ -19,7 +19,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.models import traffic
-from perfmodel.work import Launch, Work
+from perfmodel.work import Work
 
 # Output (C) element size for input types whose products are not stored in the input type:
 # fp8/fp6/fp4 GEMMs write bf16 (hipBLASLt's usual fp8 -> bf16 output), int8 GEMMs write int32.
@@ -352,29 +352,6 @@ def multicast_requests(a_part, b_part, tiles_m, tiles_n, cluster: float):
     share_a = (a_part >= b_part) & (tiles_n >= cluster)
     share_b = (a_part < b_part) & (tiles_m >= cluster)
     return np.where(share_a, a_part * keep, a_part) + np.where(share_b, b_part * keep, b_part)
-
-
-def combine_launch(launches: list[Launch]) -> Launch:
-    """One Launch standing for several kernels: the one with the largest grid per shape.
-
-    The GEMM library's main-loop pipeline (`prefetch_depth`, `bytes_in_flight_per_wave`: cuBLAS's
-    shared-memory stages on Hopper, `smem_stages`) is not carried over: the kernels combined here
-    (MoE's fused expert GEMMs: vLLM's Triton kernel, AITER's CK/asm ones) choose their own
-    stages, so the estimator's defaults stand for them. Carrying it moved five Hopper MoE points
-    1-3 % faster and the held-out MoE p90 45.7 -> 47.1 % (2026-11-26)."""
-    grids = np.stack([np.asarray(lc.grid, dtype=float) for lc in launches])
-    i = np.argmax(grids, axis=0)
-    fields = ("grid", "workgroup_size", "vgprs", "lds_bytes", "tile_m", "tile_n", "tile_k")
-    vals = {}
-    for f in fields:
-        stack = np.stack(
-            [np.broadcast_to(np.asarray(getattr(lc, f), dtype=float), grids.shape[1:]) for lc in launches]
-        )
-        vals[f] = np.take_along_axis(stack, i[None], axis=0)[0]
-    # the kernels run one after another: their serial latencies add up
-    vals["serial_latencies"] = sum(np.asarray(lc.serial_latencies, dtype=float) for lc in launches)
-    vals["kernels"] = sum(np.asarray(lc.kernels, dtype=float) for lc in launches)
-    return Launch(**vals)
 
 
 def argmin_candidates(costs, shape) -> tuple[np.ndarray, np.ndarray]:
