@@ -1,7 +1,9 @@
 """Attention backward: a workgroup's waves meet at a barrier every step (dS goes through LDS to
 the dK and dQ products), so only other resident workgroups overlap one's softmax with the matrix
-pipe (`Launch.lockstep`); and on NVIDIA the accumulators may hold the 192 registers a thread that
-FlashAttention-2/3 give them, so head dim 128 runs on FA's 128-key backward tiles."""
+pipe (`Launch.lockstep`); on NVIDIA the accumulators may hold the 192 registers a thread that
+FlashAttention-2/3 give them, so head dim 128 runs on FA's 128-key backward tiles; and the
+pre-pass (Delta, dQ accumulator cleared) and the dQ conversion are kernels of their own, whose
+streaming adds to the main kernel's time."""
 
 from __future__ import annotations
 
@@ -56,3 +58,24 @@ def test_nvidia_backward_head_dim_128_uses_flash_attentions_128_key_tile(arch):
 def test_amd_keeps_half_the_addressable_registers_for_operands():
     assert tiles.acc_vgpr_budget(load_arch("mi300x")) == 256.0  # (256 VGPRs + 256 AGPRs) / 2
     assert tiles.acc_vgpr_budget(load_arch("rx7900xtx")) == 128.0
+
+
+def test_backward_side_kernels_add_their_streaming_to_the_main_kernel():
+    """FA2/FA3 run dot(dO, O) (+ zeroing the fp32 dQ accumulator) before the main kernel and the
+    dQ conversion after it: one call's time is the main kernel's plus theirs, even where the main
+    kernel is matrix-bound and would have hidden their bytes under its own matrix time."""
+    from dataclasses import replace
+
+    from perfmodel.estimate import estimate
+
+    a = load_arch("h100")
+    shape = dict(batch=4, heads=48, seq_q=1024, seq_kv=1024, head_dim=64, causal=True, phase="bwd")
+    w = run_model("attention", a, "bf16", **shape)
+    pre, post = w.serial
+    main = replace(w, serial=[])
+    t_main, t_pre, t_post, t_all = (float(np.ravel(estimate(x, a).time_s)[0]) for x in (main, pre, post, w))
+    assert t_all == pytest.approx(t_main + t_pre + t_post)
+    assert estimate(main, a).bound[0].startswith("compute")
+    # the pre-pass reads O and dO: at least their bytes at the HBM ceiling, plus its launch
+    q = 4 * 48 * 1024 * 64 * 2.0
+    assert t_pre >= 2 * q / a.achievable_bandwidth("hbm").value

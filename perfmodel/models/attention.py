@@ -29,7 +29,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import tiles, traffic
+from perfmodel.models import elementwise, tiles, traffic
 from perfmodel.models.registry import Param, floats, register
 from perfmodel.rates import transcendental_rate
 from perfmodel.work import Launch, Work
@@ -114,11 +114,13 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_m=bo,
         tile_n=bi,
         tile_k=d,
-        serial_latencies=np.where(split > 1, 3.0, 2.0),  # Q/K/V prologue, O store (+ split-KV reduction)
+        serial_latencies=np.where(split > 1, 3.0, 2.0),  # Q/K/V prologue, O store (+ split-KV combine)
+        # flash-decoding's combine kernel (a few rows per workgroup, every split's partials loaded
+        # at once) is booked here, not as a kernel of its own: see `_side_kernels`
+        kernels=np.where(split > 1, 2.0, 1.0),
         useful_fraction=_useful_fraction(x, bo, bi, split),
         stream_k=False,
         tile_imbalance=_tile_imbalance(x, bo, bi),
-        kernels=_kernels(x, split),
         # written after the KV (fwd) or query (bwd) loop: O and its row statistics; dK and dV
         epilogue_bytes=np.where(x.phase == "fwd", bo * (d * elem + 4.0), 2.0 * bo * d * elem),
         # dS goes through LDS to the dK and dQ products, so a backward workgroup's waves meet at
@@ -126,6 +128,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         # mainloop_bwd_sm90_tma_gmma_ws.hpp @ a7e72e8: NamedBarrier PdS over both MMA warpgroups)
         lockstep=x.phase == "bwd",
     )
+    work.serial = _side_kernels(arch, dtype, x, split)
     if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
         traffic.add_stream(work, arch, read=x.b * blocks * 4.0)
@@ -258,16 +261,51 @@ def _executed_scores(x: _Problem, bq, bk, split):
     return x.b * x.h * np.where(x.frac < 1.0, causal, full)
 
 
-def _kernels(x: _Problem, split):
-    """Dispatches of one call. FlashAttention-2's split-KV forward (flash-decoding) runs the
-    partial kernel, then a combine kernel (flash_fwd_launch_template.h, run_mha_fwd_splitkv_dispatch:
-    flash_fwd_splitkv_kernel, flash_fwd_splitkv_combine_kernel). Its backward launches three
-    (flash_bwd_launch_template.h: the dot(dO, O) pre-pass, the main kernel, the fp32 -> output dQ
-    conversion) and, for GQA/MQA, sums the per-query-head dK/dV over each group afterwards
-    (flash_api.cpp mha_bwd: dk_expanded, dv_expanded, at::sum_out): one more."""
+def _side_kernels(arch, dtype: str, x: _Problem, split) -> list[Work]:
+    """The backward's other kernels, each timed on its own grid before or after the main one
+    (`Work.serial`): their streaming adds to the main kernel's time instead of hiding under
+    its matrix work. FlashAttention-2 runs the dot(dO, O) pre-pass, which also zeroes the fp32
+    dQ accumulator (flash_bwd_launch_template.h: flash_bwd_dot_do_o_kernel with Clear_dQaccum),
+    the main kernel, then the fp32 -> output dQ conversion (flash_bwd_convert_dq_kernel); for
+    GQA/MQA it sums the per-query-head dK/dV over each group (flash_api.cpp mha_bwd:
+    at::sum_out). FA3 runs the same (flash_bwd_preprocess, flash_bwd_postprocess_dq). Where a
+    kernel is not dispatched it has no bytes and no launch.
+
+    The forward's split-KV combine kernel (flash-decoding: flash_fwd_splitkv_combine_kernel)
+    stays booked in the main kernel (`Launch.kernels` 2, one more serial latency): it runs a
+    few rows per workgroup and loads every split's partials at once, which the streaming
+    kernel's bytes in flight would time as latency-bound (tried: Llama-3-8B decode attention
+    on MI300X 15.8 -> 20.1 us per layer)."""
+    b, h, sq, d, elem = x.b, x.h, x.sq, x.d, x.elem
+    q = b * h * sq * d  # elements of Q, O, dO, dQ
+    row = 4.0 / (d * elem)  # one fp32 statistic per row (LSE, Delta), in elements of the dtype
+
+    def kernel(n, reads, writes, flops, where, temp_read=0.0, temp_write=0.0):
+        """A streaming kernel over n elements of arrays in device memory, plus a temporary (the
+        fp32 partials or dQ accumulator another kernel of the call wrote or reads) that stops at
+        the first cache holding it, as `traffic.add_stream(within_kernel=True)` books it."""
+        k = elementwise.elementwise(
+            {"n": np.where(where, n, 0.0), "reads": reads, "writes": writes, "flops_per_element": flops, "sfu_per_element": 0.0},
+            arch,
+            dtype,
+        )
+        tr, tw = np.where(where, temp_read, 0.0), np.where(where, temp_write, 0.0)
+        traffic.add_stream(k, arch, read=tr, write=tw, working_set=tr + tw, within_kernel=True)
+        k.launch.kernels = np.where(where, 1.0, 0.0)
+        return k
+
     if x.phase == "fwd":
-        return np.where(split > 1, 2.0, 1.0)
-    return np.where(x.h > x.hk, 4.0, 3.0)
+        return []
+    ones = np.ones(np.shape(q))
+    dq_acc = q * 4.0
+    out = [
+        kernel(q, 2.0 * ones, row * ones, 2.0 * ones, True, temp_write=dq_acc),  # Delta = rowsum(dO*O); dQaccum = 0
+        kernel(q, 0.0 * ones, ones, 0.0 * ones, True, temp_read=dq_acc),  # dQ: fp32 accumulator -> output type
+    ]
+    g = h / x.hk
+    if np.any(g > 1):  # dK, dV written per query head, summed over each group of g heads
+        out.append(kernel(2.0 * b * x.hk * x.skv * d, g, ones, g - 1.0, g > 1))
+    return out
 
 
 def _tile_imbalance(x: _Problem, bo, bi):
@@ -308,10 +346,10 @@ def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
     else:
         work.add_flops(pipe, pdt, 10.0 * n * d)
         work.add_flops("sfu", "fp32", n)
-        work.add_flops("valu", "fp32", 4.0 * n + 2.0 * b * h * sq * d)
-        # per score: P's FMA, dP - Delta, times P, and half a packed convert each of P and dS;
-        # one FMA per element of Delta = rowsum(dO * O)
-        work.add_valu_issue("fp32", 4.0 * n + b * h * sq * d)
+        work.add_flops("valu", "fp32", 4.0 * n)
+        # per score: P's FMA, dP - Delta, times P, and half a packed convert each of P and dS
+        # (Delta = rowsum(dO * O) is the pre-pass kernel's, `_side_kernels`)
+        work.add_valu_issue("fp32", 4.0 * n)
     if not arch.has("sfu", "fp32"):
         work.notes.append(f"{arch.key} has no sfu pipe: exponentials counted on sfu:fp32 anyway")
     # per KV block: S = QK^T, then max/exp/sum, then PV: one chain in each wave
@@ -328,28 +366,16 @@ def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
     streamed = t["grid"] * x.cols * x.frac / split * x.b_col  # bytes staged in LDS
     work.add_bytes("lds", read=readers * streamed, write=streamed)
     if x.phase == "fwd":
+        # O and LSE, or under split-KV the fp32 partial O and LSE the combine kernel reduces
         traffic.add_stream(work, arch, write=q_bytes + lse)  # O and LSE
-        if np.any(split > 1):
-            _scratch(work, arch, np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0))
-            work.note(
-                "split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced", split > 1
-            )
+        p = np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0)  # written, then reduced
+        traffic.add_stream(work, arch, read=p, write=p, working_set=p, within_kernel=True)
+        work.note("split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced", split > 1)
         return
-    # Delta = rowsum(dO * O): reads O and dO, writes Delta (read back by the main kernel)
-    traffic.add_stream(work, arch, read=2.0 * q_bytes, write=lse)
-    # dQ accumulated in fp32 by atomics in L2, once per key block; then converted and written
+    # dQ accumulated in fp32 by atomics in L2, once per key block (zeroed before, converted after)
     dq_acc = b * h * sq * d * 4.0
     work.add_bytes("l2", read=t["grid"] / x.copies * x.frac * dq_acc, write=t["grid"] / x.copies * x.frac * dq_acc)
-    _scratch(work, arch, dq_acc)
-    # dK, dV per query head; for GQA written expanded, then summed over each group of g heads
-    expanded = np.where(x.h > x.hk, 2.0 * b * h * x.skv * d * elem, 0.0)
-    traffic.add_stream(work, arch, write=q_bytes + np.where(x.h > x.hk, expanded, kv_bytes))  # dQ, dK, dV
-    if np.any(expanded > 0):
-        traffic.add_stream(work, arch, read=expanded, write=np.where(expanded > 0, kv_bytes, 0.0))
-        work.note("GQA backward: dK/dV computed per query head, then summed over each group (FA2)", expanded > 0)
-
-
-def _scratch(work: Work, arch, nbytes) -> None:
-    """A temporary written then read back (split-KV partials, dQ accumulators): a within-kernel
-    re-read, so it stops at the first cache that holds it."""
-    traffic.add_stream(work, arch, nbytes, nbytes, nbytes, within_kernel=True)
+    # dK, dV; per query head under GQA (summed over each group of g heads afterwards)
+    expanded = 2.0 * b * h * x.skv * d * elem
+    traffic.add_stream(work, arch, write=np.where(x.h > x.hk, expanded, kv_bytes))
+    work.note("GQA backward: dK/dV computed per query head, then summed over each group (FA2)", x.h > x.hk)
