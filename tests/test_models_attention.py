@@ -198,3 +198,21 @@ def test_split_kv_decode_adds_the_combine_kernel():
     pre = attn(batch=8, heads=32, kv_heads=8, seq_q=4096, head_dim=128)
     assert float(np.asarray(dec.launch.kernels).ravel()[0]) == 2.0
     assert float(np.asarray(pre.launch.kernels).ravel()[0]) == 1.0
+
+
+def test_amd_decode_splits_the_kv_into_256_key_partitions():
+    """ROCm decode kernels (vLLM's paged attention, AITER's) split the KV cache into fixed
+    256-token partitions; elsewhere the split only fills the CUs (FA2's heuristic)."""
+    from perfmodel.models import tiles
+    from perfmodel.models.attention import _choose_blocks, _problem
+
+    def split(arch, batch):
+        p = {"batch": np.atleast_1d(float(batch)), "heads": np.atleast_1d(32.0), "kv_heads": np.atleast_1d(8.0),
+             "seq_q": np.atleast_1d(1.0), "seq_kv": np.atleast_1d(8192.0), "head_dim": np.atleast_1d(128.0),
+             "causal": False, "phase": "fwd"}
+        x = _problem(p, arch, "bf16")
+        r = tiles.Rates.of(arch, *tiles.matrix_pipe(arch, "bf16", []))
+        return float(_choose_blocks(arch, r, x)[3][0])
+
+    assert split(A, 16) >= 8192 / 256  # 16 x 8 KV heads = 128 workgroups would already fill half of 304 CUs
+    assert split(load_arch("h100"), 16) < 8192 / 256

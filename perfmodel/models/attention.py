@@ -221,6 +221,8 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         s = np.ones(x.shape)
         if x.phase == "fwd":  # split-KV where the query blocks underfill the CUs (decode)
             s = tiles.fill_split(r.cus, np.ceil(x.rows / bo) * x.copies, x.cols, bi)
+            if arch.vendor == "AMD":
+                s = np.where(x.sq == 1, np.maximum(s, np.ceil(x.cols / 256.0)), s)
         c1 = cost(bo, bi, 1.0)
         cs = cost(bo, bi, s)
         legal = np.isin(x.d, [d for d, blocks in legal_of.items() if (bo, bi, lanes) in blocks])
