@@ -128,7 +128,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         # mainloop_bwd_sm90_tma_gmma_ws.hpp @ a7e72e8: NamedBarrier PdS over both MMA warpgroups)
         lockstep=x.phase == "bwd",
     )
-    work.serial = _side_kernels(arch, dtype, x, split)
+    work.serial = _side_kernels(arch, dtype, x)
     if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
         traffic.add_stream(work, arch, read=x.b * blocks * 4.0)
@@ -263,7 +263,7 @@ def _executed_scores(x: _Problem, bq, bk, split):
     return x.b * x.h * np.where(x.frac < 1.0, causal, full)
 
 
-def _side_kernels(arch, dtype: str, x: _Problem, split) -> list[Work]:
+def _side_kernels(arch, dtype: str, x: _Problem) -> list[Work]:
     """The backward's other kernels, each timed on its own grid before or after the main one
     (`Work.serial`): their streaming adds to the main kernel's time instead of hiding under
     its matrix work. FlashAttention-2 runs the dot(dO, O) pre-pass, which also zeroes the fp32
@@ -278,14 +278,16 @@ def _side_kernels(arch, dtype: str, x: _Problem, split) -> list[Work]:
     few rows per workgroup and loads every split's partials at once, which the streaming
     kernel's bytes in flight would time as latency-bound (tried: Llama-3-8B decode attention
     on MI300X 15.8 -> 20.1 us per layer)."""
+    if x.phase == "fwd":
+        return []
     b, h, sq, d, elem = x.b, x.h, x.sq, x.d, x.elem
     q = b * h * sq * d  # elements of Q, O, dO, dQ
-    row = 4.0 / (d * elem)  # one fp32 statistic per row (LSE, Delta), in elements of the dtype
+    row = 4.0 / (d * elem)  # one fp32 statistic per row (Delta), in elements of the dtype
 
-    def kernel(n, reads, writes, flops, where, temp_read=0.0, temp_write=0.0):
-        """A streaming kernel over n elements of arrays in device memory, plus a temporary (the
-        fp32 partials or dQ accumulator another kernel of the call wrote or reads) that stops at
-        the first cache holding it, as `traffic.add_stream(within_kernel=True)` books it."""
+    def kernel(n, reads, writes, flops, where=True, temp_read=0.0, temp_write=0.0):
+        """A streaming kernel over n elements of arrays in device memory, plus the fp32 dQ
+        accumulator the other kernels of the call share, which stops at the first cache that
+        holds it (`traffic.add_stream(within_kernel=True)`)."""
         k = elementwise.elementwise(
             {"n": np.where(where, n, 0.0), "reads": reads, "writes": writes, "flops_per_element": flops, "sfu_per_element": 0.0},
             arch,
@@ -296,13 +298,11 @@ def _side_kernels(arch, dtype: str, x: _Problem, split) -> list[Work]:
         k.launch.kernels = np.where(where, 1.0, 0.0)
         return k
 
-    if x.phase == "fwd":
-        return []
     ones = np.ones(np.shape(q))
     dq_acc = q * 4.0
     out = [
-        kernel(q, 2.0 * ones, row * ones, 2.0 * ones, True, temp_write=dq_acc),  # Delta = rowsum(dO*O); dQaccum = 0
-        kernel(q, 0.0 * ones, ones, 0.0 * ones, True, temp_read=dq_acc),  # dQ: fp32 accumulator -> output type
+        kernel(q, 2.0 * ones, row * ones, 2.0 * ones, temp_write=dq_acc),  # Delta = rowsum(dO*O); dQaccum = 0
+        kernel(q, 0.0 * ones, ones, 0.0 * ones, temp_read=dq_acc),  # dQ: fp32 accumulator -> output type
     ]
     g = h / x.hk
     if np.any(g > 1):  # dK, dV written per query head, summed over each group of g heads
@@ -368,9 +368,9 @@ def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
     streamed = t["grid"] * x.cols * x.frac / split * x.b_col  # bytes staged in LDS
     work.add_bytes("lds", read=readers * streamed, write=streamed)
     if x.phase == "fwd":
-        # O and LSE, or under split-KV the fp32 partial O and LSE the combine kernel reduces
         traffic.add_stream(work, arch, write=q_bytes + lse)  # O and LSE
-        p = np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0)  # written, then reduced
+        # under split-KV, the fp32 partial O and LSE, written and read back by the combine
+        p = np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0)
         traffic.add_stream(work, arch, read=p, write=p, working_set=p, within_kernel=True)
         work.note("split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced", split > 1)
         return
