@@ -43,8 +43,10 @@ class Launch:
     serial_latencies: Any = 0
     # K splits of a tiled GEMM (each split writes fp32 partial sums that are reduced afterwards)
     split_k: Any = 1
-    # kernels dispatched one after another for this Work (a library's layout transposes, the
-    # kernels of a MoE layer): each pays the per-dispatch fixed cost (archspec `launch.overhead`)
+    # kernels this Work's bytes and FLOPs stand for, dispatched one after another (a split-KV
+    # or split-row combine booked with its main kernel; 0 where a conditional helper kernel is
+    # not dispatched): each pays the per-dispatch fixed cost (archspec `launch.overhead`).
+    # Kernels timed on their own grids are `Work.serial` instead
     kernels: Any = 1
     # share of the matrix instructions' work that produces output: a tiled kernel issues its whole
     # macro-tile, so rows and columns past the matrix edge are padding the matrix pipe still runs

@@ -288,14 +288,9 @@ def _side_kernels(arch, dtype: str, x: _Problem) -> list[Work]:
         """A streaming kernel over n elements of arrays in device memory, plus the fp32 dQ
         accumulator the other kernels of the call share, which stops at the first cache that
         holds it (`traffic.add_stream(within_kernel=True)`)."""
-        k = elementwise.elementwise(
-            {"n": np.where(where, n, 0.0), "reads": reads, "writes": writes, "flops_per_element": flops, "sfu_per_element": 0.0},
-            arch,
-            dtype,
-        )
+        k = elementwise.helper_kernel(arch, dtype, where, n, reads, writes, flops)
         tr, tw = np.where(where, temp_read, 0.0), np.where(where, temp_write, 0.0)
         traffic.add_stream(k, arch, read=tr, write=tw, working_set=tr + tw, within_kernel=True)
-        k.launch.kernels = np.where(where, 1.0, 0.0)
         return k
 
     ones = np.ones(np.shape(q))

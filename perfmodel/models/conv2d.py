@@ -96,11 +96,8 @@ def _atomic_split_k_kernels(arch, dtype: str, outputs, launch) -> list[Work]:
     split = np.asarray(launch.split_k, dtype=float) > 1.0
     if not np.any(split):
         return []
-    n = np.where(split, outputs, 0.0)
     acc = "fp32" if dtype == "bf16" else dtype
-    kernels = [elementwise.elementwise({"n": n, "reads": 0.0, "writes": 1.0, "flops_per_element": 0.0, "sfu_per_element": 0.0}, arch, acc)]
+    kernels = [elementwise.helper_kernel(arch, acc, split, outputs, reads=0.0, writes=1.0)]
     if dtype == "bf16":  # read fp32, write bf16: half an fp32 array
-        kernels.append(elementwise.elementwise({"n": n, "reads": 1.0, "writes": 0.5, "flops_per_element": 0.0, "sfu_per_element": 0.0}, arch, acc))
-    for kw in kernels:
-        kw.launch.kernels = np.where(split, 1.0, 0.0)
+        kernels.append(elementwise.helper_kernel(arch, acc, split, outputs, reads=1.0, writes=0.5))
     return kernels

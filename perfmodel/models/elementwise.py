@@ -43,3 +43,17 @@ def elementwise(p: dict, arch, dtype: str) -> Work:
     flight = sc.in_flight(arch, max(s, sc.LOAD_BYTES), np.maximum(1.0, np.maximum(reads, writes)))
     w.launch = Launch(grid=grid, workgroup_size=WG, bytes_in_flight_per_wave=flight)
     return w
+
+
+def helper_kernel(arch, dtype: str, where, n, reads, writes, flops=0.0) -> Work:
+    """An elementwise kernel a library dispatches around its main one (a zero fill, a cast, a
+    reduction pre-pass), only where ``where`` holds: elsewhere it moves no bytes and costs no
+    launch. Meant for `Work.serial`."""
+    k = elementwise(
+        {"n": np.where(where, n, 0.0), "reads": reads, "writes": writes, "flops_per_element": flops, "sfu_per_element": 0.0},
+        arch,
+        dtype,
+    )
+    k.launch.kernels = np.where(where, 1.0, 0.0)
+    return k
+
