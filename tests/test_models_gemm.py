@@ -11,6 +11,7 @@ import pytest
 
 from perfmodel.arch import Arch, arch_keys, load_arch
 from perfmodel.errors import InputError
+from perfmodel.models.gemm_tiling import gemv_rows
 from perfmodel.models.registry import get_model
 
 
@@ -83,7 +84,28 @@ def test_gemv_streams_the_weights_once():
     weights = 4096 * 4096 * 2.0
     assert weights <= float(hbm(w)[0]) <= weights * 1.01
     assert float(w.launch.tile_m[0]) == 16  # a skinny tile
-    assert float(w.launch.grid[0]) >= load_arch("mi300x").cus / 2  # split-K fills the GPU
+    assert float(w.launch.grid[0]) >= load_arch("mi300x").cus / 2  # the GEMV spreads its columns over the CUs
+
+
+def test_skinny_16bit_gemm_on_amd_runs_a_gemv_at_the_memory_rate():
+    """At most 4 rows in fp16/bf16 on AMD: wvSplitK's GEMV (16 waves a CU, no split-K) keeps
+    enough loads in flight to stream the weights at the memory rate; the tile path's one-wave
+    skinny tiles were latency-bound. Block-scaled fp8, 5 rows, and NVIDIA keep the tile path."""
+    import perfmodel
+
+    shape = dict(m=1, n=20480, k=7168)
+    (gemv,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", **shape)
+    assert gemv.bound == "memory:hbm"
+    a = load_arch("mi300x")
+    stream = gemv.bytes_read["hbm"] / perfmodel.rates.bandwidth(a, "hbm", False)[0]
+    assert stream <= gemv.time_s <= stream + 5e-6  # the stream plus launch and fill
+    w = gemm(m=1, n=20480, k=7168)
+    assert float(w.launch.workgroup_size[0]) == 16 * a.wave_size and float(w.launch.tile_n[0]) == 32
+    assert "split_k" not in vars(w.launch) or np.all(np.asarray(w.launch.split_k) <= 1)
+    for other in (gemm(m=5, n=20480, k=7168), gemm(arch="h100", m=1, n=20480, k=7168)):
+        assert float(other.launch.tile_n[0]) % 16 == 0 and float(other.launch.workgroup_size[0]) <= 256
+    blk = get_model("gemm").fn(case(m=1, n=20480, k=7168, batch=1, layout="tn", scaling="block"), a, "fp8")
+    assert float(blk.launch.workgroup_size[0]) <= 256
 
 
 def test_vectorised_100k_no_nan():
@@ -114,7 +136,9 @@ def test_chosen_tile_fits_lds_and_registers(key):
             L.tile_m * L.tile_n * (8 if dtype == "fp64" else 4) / (4 * L.workgroup_size)
             <= min(a.occupancy["vgprs_per_lane"].value, addressable) / 2
         )
-        assert np.all(L.tile_m % 16 == 0) and np.all(L.tile_n % 16 == 0)
+        # a GEMV's workgroup covers YTILE columns per wave, not an MFMA-shaped tile
+        gemv = gemv_rows(a, dtype, m, k, "auto", False, "none")
+        assert np.all(L.tile_m % 16 == 0) and np.all((L.tile_n % 16 == 0) | gemv)
 
 
 def test_tile_register_budget_is_what_one_lane_addresses():

@@ -263,6 +263,40 @@ def add_weight_only(work: Work, arch, dtype: str, pipe: str, pdt: str, m, n, k, 
     )
 
 
+# Skinny GEMMs on AMD run a GEMV kernel, not a macro-tile: vLLM's ROCm linear layers send fp16/bf16
+# products with at most 4 rows of activations (and K a multiple of 8) to wvSplitK
+# (vllm/model_executor/layers/utils.py `rocm_unquantized_gemm_impl`: `m > 8 and 0 < n <= 4`, in
+# its naming), and AITER tunes dedicated decode kernels for M = 1..4
+# (aiter/configs/bf16_decode_gfx942_m1_m4_canary.csv). wvSplitK (csrc/rocm/skinny_gemms.cu @
+# a590bc5) keeps one workgroup of 16 waves per CU (it reserves the LDS for the activations), each
+# wave owning YTILE weight rows (columns of C) and splitting K over its lanes, which load
+# A_CHUNK = 8 elements UNRL times per step (WVSPLITK(16, YTILE, ..., UNRL, ..., N): YTILE 2 and
+# UNRL 2 for N = 1, 2; YTILE 4, UNRL 1 for N = 3, 4). Its C is written in the input type.
+GEMV_MAX_M = 4
+GEMV_WAVES = 16
+GEMV_A_CHUNK = 8
+
+
+def gemv_rows(arch, dtype: str, m, k, out_dtype: str, weight_only: bool, scaling: str) -> np.ndarray:
+    """Where a skinny GEMM runs the GEMV kernel above (bool per shape)."""
+    dense16 = dtype in ("fp16", "bf16") and out_dtype in ("auto", dtype) and not weight_only and scaling == "none"
+    if arch.vendor == "NVIDIA" or not dense16:
+        return np.zeros(np.shape(m), dtype=bool)
+    return (m <= GEMV_MAX_M) & (np.mod(k, 8) == 0)
+
+
+def gemv_config(arch, m, n, batch):
+    """(tile_m, tile_n, tile_k, lanes, split) of the GEMV: 16 rows of C padded (the matrix pipe's
+    smallest M; m <= 4 of them are real); YTILE columns per wave and as many waves per workgroup,
+    up to 16, as spread the columns over every CU (wvSplitK's `mindiv(M, CuCount * YTILE,
+    WvPrGrp)`); K steps of a wave's lanes x A_CHUNK x UNRL; no split-K (K is split across the
+    lanes of one wave and reduced in registers)."""
+    ytile = np.where(m <= 2, 2.0, 4.0)
+    unrl = np.where(m <= 2, 2.0, 1.0)
+    waves = np.clip(np.ceil(n * batch / (ytile * arch.cus)), 1.0, GEMV_WAVES)
+    return 16.0, waves * ytile, arch.wave_size * GEMV_A_CHUNK * unrl, waves * arch.wave_size, 1.0
+
+
 def gemm_work(
     arch,
     dtype: str,
@@ -303,8 +337,17 @@ def gemm_work(
     rb_choice = dtypes.size(weight_dtype) / elem if weight_only else 1.0
     k_tiles = scale_k_tiles(arch, pipe, scaling)
     tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice, k_tiles)
+    gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling)
+    if np.any(gemv):
+        work.note("a GEMV kernel (at most 4 rows, fp16/bf16 on AMD: vLLM wvSplitK, AITER decode): tile = 16 padded rows x the columns of one workgroup", gemv)
+        tm, tn, tk, lanes, split = (
+            np.where(gemv, g, v) for g, v in zip(gemv_config(arch, m, n, batch), (tm, tn, tk, lanes, split), strict=True)
+        )
     rb = weight_bytes_per_k(weight_dtype, group_size, k) / elem if weight_only else 1.0
     t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, rb)
+    if np.any(gemv):  # the weights go from memory to registers; only A is staged in LDS, read by every wave
+        lds_w = np.where(gemv, t["grid"] * m * k * elem, lds_w)
+        lds_r = np.where(gemv, lds_w * lanes / arch.wave_size, lds_r)
     work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)
     if weight_only:
         add_weight_only(work, arch, dtype, pipe, pdt, m, n, k, batch, tm, weight_dtype, group_size)
@@ -331,6 +374,10 @@ def gemm_work(
         useful_fraction=m * n / (np.ceil(m / tm) * tm * np.ceil(n / tn) * tn),
         epilogue_bytes=tm * tn * np.where(split > 1, PARTIAL_BYTES, out_elem * out_scale),
     )
+    if np.any(gemv):  # one GEMV workgroup per CU: it holds the LDS
+        lds_cu = min(arch.capacity("lds") / arch.cus, float(arch.occupancy["lds_per_workgroup"].value))
+        launch.lds_bytes = np.where(gemv, lds_cu, launch.lds_bytes)
+        launch.workgroup_size = lanes
     if np.any(split > 1):
         launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
         launch.split_k = split
