@@ -105,7 +105,9 @@ def test_skinny_16bit_gemm_on_amd_runs_a_gemv_at_the_memory_rate():
     for other in (gemm(m=5, n=20480, k=7168), gemm(arch="h100", m=1, n=20480, k=7168)):
         assert float(other.launch.tile_n[0]) % 16 == 0 and float(other.launch.workgroup_size[0]) <= 256
     blk = get_model("gemm").fn(case(m=1, n=20480, k=7168, batch=1, layout="tn", scaling="block"), a, "fp8")
-    assert float(blk.launch.workgroup_size[0]) <= 256
+    grouped = get_model("grouped_gemm").fn(case(m=1, n=20480, k=7168, groups=8), a, "bf16")
+    for tiled in (blk, grouped):  # a scaled product and a grouped (expert) kernel are no GEMVs
+        assert float(tiled.launch.workgroup_size[0]) <= 256
 
 
 def test_vectorised_100k_no_nan():

@@ -42,6 +42,7 @@ def gemm(p: dict, arch, dtype: str) -> Work:
         p["batch"],
         out_dtype=p.get("out_dtype", "auto"),
         scaling=p.get("scaling", "none"),
+        linear_layer=True,
         **gemm_tiling.weight_only_args(p),
     )
     pipe = next(iter(work.flops)).split(":")[0]

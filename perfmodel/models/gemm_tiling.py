@@ -312,6 +312,7 @@ def gemm_work(
     group_size=WEIGHT_ONLY_PARAMS[1].default,
     scaling: str = "none",
     work: Work | None = None,
+    linear_layer: bool = False,
 ):
     """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
 
@@ -320,6 +321,8 @@ def gemm_work(
     ``out_dtype``: the type of C when it is not the usual one for ``dtype`` (see `out_size`).
     ``weight_dtype``, ``group_size``: B stored narrower than ``dtype`` and dequantized in the
     main loop (W4A16, W8A16; see `add_weight_only`).
+    ``linear_layer``: a plain product (a linear layer, a router), which may run the GEMV below;
+    grouped, expert and implicit-convolution GEMMs run their tile kernels at any m.
     Returns (work, launch).
     """
     work = work if work is not None else Work()
@@ -337,7 +340,7 @@ def gemm_work(
     rb_choice = dtypes.size(weight_dtype) / elem if weight_only else 1.0
     k_tiles = scale_k_tiles(arch, pipe, scaling)
     tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice, k_tiles)
-    gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling)
+    gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling) & linear_layer
     if np.any(gemv):
         work.note("a GEMV kernel (at most 4 rows, fp16/bf16 on AMD: vLLM wvSplitK, AITER decode): tile = 16 padded rows x the columns of one workgroup", gemv)
         tm, tn, tk, lanes, split = (

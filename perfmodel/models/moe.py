@@ -88,7 +88,7 @@ def moe(p: dict, arch, dtype: str) -> Work:
     work.serial.append(down)
     if bool(p.get("router", True)):
         router = Work()
-        _, router.launch = gemm_tiling.gemm_work(arch, dtype, t, e, hd, 1.0, work=router)
+        _, router.launch = gemm_tiling.gemm_work(arch, dtype, t, e, hd, 1.0, work=router, linear_layer=True)
         router.add_flops("sfu", "fp32", t * e)
         router.add_flops("valu", "fp32", 4.0 * t * e)
         work.serial.insert(0, router)
