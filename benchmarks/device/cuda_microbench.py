@@ -300,6 +300,14 @@ def main(out_path: str, wanted: list[str]) -> None:
             "do_bench_median_us": triton.testing.do_bench(fn, warmup=5, rep=20, return_mode="median") * 1e3,
         }
 
+    def timed_row(tag: str, rows: list, row: dict, fn, reps: int, names: bool = True) -> None:
+        """Time ``fn`` cold (`cold_row`) into ``row``, keep the row and print it; ``names`` False
+        leaves the kernel names out of the printed line (the long sweeps)."""
+        row.update(cold_row(fn, reps))
+        rows.append(row)
+        shown = row if names else {k: v for k, v in row.items() if k != "kernel_names"}
+        print(tag, json.dumps(shown), flush=True)
+
     # --- elementwise sweep: out = 2 * x (one read, one write per element) ------------------
     def elementwise_section() -> None:
         rows = []
@@ -310,9 +318,7 @@ def main(out_path: str, wanted: list[str]) -> None:
                 n = 2**k
                 src, dst = src_all[:n], dst_all[:n]
                 row = {"dtype": str(dtype), "n": n}
-                row.update(cold_row(lambda src=src, dst=dst: torch.mul(src, 2.0, out=dst), 20))
-                rows.append(row)
-                print("mul", json.dumps(row), flush=True)
+                timed_row("mul", rows, row, lambda src=src, dst=dst: torch.mul(src, 2.0, out=dst), 20)
             del src_all, dst_all
         result["elementwise_mul"] = rows
         save()
@@ -332,9 +338,7 @@ def main(out_path: str, wanted: list[str]) -> None:
                     store_kernel[(blocks,)](buf, num_warps=warps)
 
                 row = {"blocks": blocks, "num_warps": warps}
-                row.update(cold_row(fn, 30))
-                rows.append(row)
-                print("grid", json.dumps(row), flush=True)
+                timed_row("grid", rows, row, fn, 30)
         result["grid_floor"] = rows
         save()
 
@@ -377,9 +381,7 @@ def main(out_path: str, wanted: list[str]) -> None:
             w = torch.randn(c, device=dev).to(dtype)
             fn = lambda op=op, x=x, w=w: row_op(op, x, w)  # noqa: E731
             row = {"op": op, "dtype": str(dtype), "rows": r, "cols": c}
-            row.update(cold_row(fn, 20))
-            rows.append(row)
-            print("norm", json.dumps(row), flush=True)
+            timed_row("norm", rows, row, fn, 20)
         result["norms"] = rows
         save()
 
@@ -454,9 +456,7 @@ def main(out_path: str, wanted: list[str]) -> None:
                 w = torch.randn(cols, device=dev).to(dtype)
                 fn = lambda op=op, x=x, w=w: row_op(op, x, w)  # noqa: E731
                 row = {"op": op, "dtype": str(dtype), "rows": r, "cols": cols}
-                row.update(cold_row(fn, 20))
-                out.append(row)
-                print("rows", json.dumps({k: v for k, v in row.items() if k != "kernel_names"}), flush=True)
+                timed_row("rows", out, row, fn, 20, names=False)
         result["rows"] = out
         save()
 
@@ -505,9 +505,7 @@ def main(out_path: str, wanted: list[str]) -> None:
 
             row = {"batch": b, "heads": h, "seq": n, "head_dim": d, "causal": causal}
             row.update({"backend": bname, "phase": phase})
-            row.update(cold_row(fn, 10))
-            rows.append(row)
-            print("attn", json.dumps({k: v for k, v in row.items() if k != "kernel_names"}), flush=True)
+            timed_row("attn", rows, row, fn, 10, names=False)
         result["attention_fwd"] = rows
         save()
 
@@ -522,9 +520,7 @@ def main(out_path: str, wanted: list[str]) -> None:
             a = torch.randn(m, k, device=dev, dtype=dtype)
             bt = torch.randn(n, k, device=dev, dtype=dtype)
             row = {"m": m, "n": n, "k": k, "dtype": str(dtype)}
-            row.update(cold_row(lambda a=a, bt=bt: a @ bt.t(), 10))
-            rows.append(row)
-            print("gemm", json.dumps(row), flush=True)
+            timed_row("gemm", rows, row, lambda a=a, bt=bt: a @ bt.t(), 10)
         result["gemm"] = rows
         save()
 
@@ -550,9 +546,7 @@ def main(out_path: str, wanted: list[str]) -> None:
                 print("fp8 skipped", (m, n, k), scaling, repr(exc)[:160], flush=True)
                 continue
             row = {"m": m, "n": n, "k": k, "scaling": scaling}
-            row.update(cold_row(fn, 10))
-            rows.append(row)
-            print("fp8", json.dumps(row), flush=True)
+            timed_row("fp8", rows, row, fn, 10)
         result["gemm_fp8"] = rows
         save()
 
