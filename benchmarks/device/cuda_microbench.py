@@ -18,6 +18,7 @@ What it measures (all medians; kernel durations from torch.profiler's CUPTI reco
   grid      a Triton kernel that stores one value per block: the duration floor against grid size.
   norms, attention, gemm   torch eager softmax/layer_norm/rms_norm, SDPA flash forward and cuBLAS
             bf16 GEMMs at the shapes of published points: kernel durations, cold.
+  attention_seq   SDPA cuDNN forward and backward from 128 to 4096 tokens at 2 x 32 heads.
 Sections can be named after OUT.json (default: all). It needs torch and triton with a CUDA GPU;
 nothing here runs in the test suite.
 """
@@ -462,8 +463,6 @@ def main(out_path: str, wanted: list[str]) -> None:
 
     # --- flash attention forward through SDPA (FA2 kernels in PyTorch) ----------------------
     def attention_section() -> None:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-
         shapes = [
             (1, 16, 4096, 128, True),
             (1, 16, 4096, 128, False),
@@ -474,13 +473,27 @@ def main(out_path: str, wanted: list[str]) -> None:
             (1, 32, 1024, 64, False),
             (2, 32, 8192, 128, True),
         ]
-        backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
-        rows = []
-        for (b, h, n, d, causal), (bname, backend), phase in [
-            (s, be, ph) for s in shapes for be in backends.items() for ph in ("fwd", "bwd")
+        result["attention_fwd"] = attention_rows(shapes, ("flash", "cudnn"))
+        save()
+
+    def attention_seq_section() -> None:
+        """cuDNN's Hopper attention against the sequence length at 64 (batch x heads) problems:
+        where the time stops following the FLOPs (short sequences: few KV blocks per tile)."""
+        shapes = [(2, 32, n, d, c) for d in (128, 64) for c in (False, True) for n in (128, 256, 512, 1024, 2048, 4096)]
+        result["attention_seq"] = attention_rows(shapes, ("cudnn",))
+        save()
+
+    def attention_rows(shapes: list, backends: tuple) -> list[dict]:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        known = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+        rows: list[dict] = []
+        for (b, h, n, d, causal), bname, phase in [
+            (s, be, ph) for s in shapes for be in backends for ph in ("fwd", "bwd")
         ]:
             if bname == "flash" and phase == "bwd":
                 continue  # the flash forward rows are the earlier runs' baseline
+            backend = known[bname]
             q, k, v = (
                 torch.randn(b, h, n, d, device=dev, dtype=torch.bfloat16, requires_grad=phase == "bwd")
                 for _ in range(3)
@@ -506,8 +519,7 @@ def main(out_path: str, wanted: list[str]) -> None:
             row = {"batch": b, "heads": h, "seq": n, "head_dim": d, "causal": causal}
             row.update({"backend": bname, "phase": phase})
             timed_row("attn", rows, row, fn, 10, names=False)
-        result["attention_fwd"] = rows
-        save()
+        return rows
 
     # --- cuBLAS bf16 GEMMs from small to large -----------------------------------------------
     def gemm_section() -> None:
@@ -561,6 +573,7 @@ def main(out_path: str, wanted: list[str]) -> None:
         "rows": rows_section,
         "cold": cold_section,
         "attention": attention_section,
+        "attention_seq": attention_seq_section,
         "gemm": gemm_section,
         "fp8": fp8_section,
     }
