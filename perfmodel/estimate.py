@@ -452,8 +452,8 @@ def _pipeline_fill(L, faster: np.ndarray | None, rounds, alone, shape) -> np.nda
     for n - 1 steps: the first step's loads have no matrix work beside them, the last step's
     matrix work no loads, so the loop lasts n max(a, b) + min(a, b), one step of the faster stage
     (``faster``: `_load_compute_pipeline`) more than the body. The first round of tiles pays it;
-    with one workgroup per CU (``alone``) every round does, as it pays the prologue and epilogue
-    latencies. Short loops are where it shows: attention over a few KV blocks (`Launch.k_steps`),
+    where a tile runs ``alone`` (one workgroup per CU of a non-persistent AMD grid) every round
+    does, as it pays the prologue and epilogue latencies. Short loops are where it shows: attention over a few KV blocks (`Launch.k_steps`),
     short-K GEMMs."""
     if faster is None:
         return np.zeros(shape)
@@ -607,7 +607,9 @@ def estimate(
         fill = fill * np.where(alone, rounds, 1.0)
         if arch.vendor == "AMD":
             fill = fill + _exposed_epilogue(arch, occ, L, terms, alone, rounds, shape, first_principles, clock[0])
-        fill = fill + _pipeline_fill(L, faster, rounds, alone, shape)
+        # Hopper's kernels are persistent: their producer warps load the next tile's first K
+        # steps during the current tile's epilogue, so only the first round fills the pipeline
+        fill = fill + _pipeline_fill(L, faster, rounds, alone & (arch.vendor == "AMD"), shape)
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
     kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
     launch = arch.launch_overhead_s * kernels if include_launch else None

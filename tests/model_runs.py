@@ -20,11 +20,12 @@ def run_model(kernel: str, arch, dtype: str, **params):
     return m.fn(p, arch, dtype)
 
 
-def pipeline_fill_s(terms_s: dict, grid: float, wgs_per_cu: float, cus: int, steps: float) -> float:
+def pipeline_fill_s(terms_s: dict, grid: float, wgs_per_cu: float, cus: int, steps: float, amd: bool = True) -> float:
     """One main-loop step of the faster of a tiled kernel's largest compute and memory terms:
     what filling and draining its load-compute pipeline adds (`estimate._pipeline_fill`), paid
-    per round of tiles where one workgroup fills a CU, else once."""
+    per round of tiles where one workgroup fills a CU of an AMD grid, else once (Hopper's
+    persistent kernels prefetch the next tile during the epilogue)."""
     c = max(v for k, v in terms_s.items() if k.startswith("compute:"))
     m = max(v for k, v in terms_s.items() if k.startswith("memory:"))
     rounds = math.ceil(grid / (cus * wgs_per_cu))
-    return min(c, m) / (rounds * steps) * (rounds if wgs_per_cu < 2 else 1)
+    return min(c, m) / (rounds * steps) * (rounds if wgs_per_cu < 2 and amd else 1)

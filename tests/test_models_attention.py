@@ -236,7 +236,7 @@ def test_one_kv_block_exposes_the_whole_faster_stage():
         rounds = math.ceil(p.grid / (a.cus * p.wgs_per_cu))
         paid = rounds if p.wgs_per_cu < 2 else 1  # one workgroup per SM: every round waits
         steps = math.ceil(n / int(p.tile.split("x")[1]))  # KV blocks a tile streams
-        pipe = pipeline_fill_s(p.terms_s, p.grid, p.wgs_per_cu, a.cus, steps)
+        pipe = pipeline_fill_s(p.terms_s, p.grid, p.wgs_per_cu, a.cus, steps, amd=False)
         assert p.terms_s["fill"] == pytest.approx(2 * paid * latency_s(a, "hbm") + pipe)
         if n == 128:
             c = max(v for t, v in p.terms_s.items() if t.startswith("compute:"))

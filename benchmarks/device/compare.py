@@ -48,10 +48,12 @@ def cases(run: dict) -> list[tuple[str, str, dict, float]]:
         label = f"sdpa {r.get('backend', 'flash')} {case['phase']} B{r['batch']} H{r['heads']} N{r['seq']} D{r['head_dim']}"
         label += f" causal={r['causal']}"
         out.append((section, label, case, r["cold_kernel_us"]))
-    for r in run.get("gemm", run.get("gemm_bf16", [])):
+    for section, r in [("gemm", r) for r in run.get("gemm", run.get("gemm_bf16", []))] + [
+        ("gemm_k", r) for r in run.get("gemm_k", [])
+    ]:
         dt = DTYPES.get(r.get("dtype", ""), "bf16")
         case = {"kernel": "gemm", "m": r["m"], "n": r["n"], "k": r["k"], "dtype": dt}
-        out.append(("gemm", f"gemm {dt} {r['m']}x{r['n']}x{r['k']}", case, r["cold_kernel_us"]))
+        out.append((section, f"gemm {dt} {r['m']}x{r['n']}x{r['k']}", case, r["cold_kernel_us"]))
     for r in run.get("gemm_fp8", []):
         if r["scaling"] != "tensor":  # per-row scales: no case key of the model says so
             continue

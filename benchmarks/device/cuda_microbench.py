@@ -19,6 +19,7 @@ What it measures (all medians; kernel durations from torch.profiler's CUPTI reco
   norms, attention, gemm   torch eager softmax/layer_norm/rms_norm, SDPA flash forward and cuBLAS
             bf16 GEMMs at the shapes of published points: kernel durations, cold.
   attention_seq   SDPA cuDNN forward and backward from 128 to 4096 tokens at 2 x 32 heads.
+  gemm_k    cuBLAS BF16 GEMMs, 4096^2 and 8192^2 outputs, K from 64 to 4096.
 Sections can be named after OUT.json (default: all). It needs torch and triton with a CUDA GPU;
 nothing here runs in the test suite.
 """
@@ -527,14 +528,24 @@ def main(out_path: str, wanted: list[str]) -> None:
         shapes += [(16, 8192, 8192), (128, 8192, 8192), (8192, 8192, 256), (4096, 4096, 16384)]
         shapes += [(1, 4096, 4096), (32, 4096, 14336), (512, 4096, 4096), (3072, 3072, 3072)]
         shapes += [(4096, 14336, 4096), (8192, 1024, 4096), (2048, 2048, 8192), (6144, 6144, 6144)]
-        rows = []
-        for (m, n, k), dtype in [(s, torch.bfloat16) for s in shapes] + [((8192,) * 3, torch.float16)]:
+        result["gemm"] = gemm_rows([(s, torch.bfloat16) for s in shapes] + [((8192,) * 3, torch.float16)])
+        save()
+
+    def gemm_k_section() -> None:
+        """cuBLAS BF16 GEMMs of a fixed M x N over K from 64 to 4096: where a tile's main loop has
+        few K steps, its pipeline fill and drain weigh (docs/models-tiled.md)."""
+        shapes = [(mn, mn, k) for mn in (4096, 8192) for k in (64, 128, 256, 512, 1024, 2048, 4096)]
+        result["gemm_k"] = gemm_rows([(s, torch.bfloat16) for s in shapes])
+        save()
+
+    def gemm_rows(shapes: list) -> list[dict]:
+        rows: list[dict] = []
+        for (m, n, k), dtype in shapes:
             a = torch.randn(m, k, device=dev, dtype=dtype)
             bt = torch.randn(n, k, device=dev, dtype=dtype)
             row = {"m": m, "n": n, "k": k, "dtype": str(dtype)}
             timed_row("gemm", rows, row, lambda a=a, bt=bt: a @ bt.t(), 10)
-        result["gemm"] = rows
-        save()
+        return rows
 
     # --- FP8 GEMMs through torch._scaled_mm (cuBLASLt), per-tensor and per-row scales -----------
     def fp8_section() -> None:
@@ -575,6 +586,7 @@ def main(out_path: str, wanted: list[str]) -> None:
         "attention": attention_section,
         "attention_seq": attention_seq_section,
         "gemm": gemm_section,
+        "gemm_k": gemm_k_section,
         "fp8": fp8_section,
     }
     chosen = [all_sections[n] for n in (wanted or list(all_sections))]
