@@ -412,7 +412,7 @@ def prefetch_depth(L):
     return np.where(d > 0, d, const)
 
 
-def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
+def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> np.ndarray | None:
     """A tiled kernel's main loop is a two-stage pipeline: loads fill a buffer of
     `prefetch_depth` K steps (Tensile's 2, or a Hopper tile's shared-memory stages - 1) that the
     matrix pipe drains. With variable stage times the line runs slower than its slower stage when
@@ -423,14 +423,15 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
     slower stage's time x (1 - r^(K+1)) / (1 - r^K): x (K+1)/K when the compute and memory
     terms are equal (1.2 at B = 2), x 1.02 at r = 0.5, x 1 far from the ridge
     (`_two_station_stretch` with K places). The slower of the largest compute and memory terms
-    stands for the stretched body."""
+    stands for the stretched body. Returns the faster of the two, which the stretch leaves as it
+    is (`_pipeline_fill` adds one step of it), or None where the kernel is no such pipeline."""
     L = work.launch
     if L is None or not np.any(np.asarray(L.tile_m) > 0):
-        return
+        return None
     comp = [np.broadcast_to(v, shape) for k, v in terms.time.items() if is_compute(k)]
     mem = [np.broadcast_to(v, shape) for k, v in terms.time.items() if k.startswith("memory:")]
     if not comp or not mem:
-        return
+        return None
     c, m = np.maximum.reduce(comp), np.maximum.reduce(mem)
     slow, fast = np.maximum(c, m), np.minimum(c, m)
     depth = prefetch_depth(L)
@@ -441,6 +442,24 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> None:
     for key in [k2 for k2 in terms.time if is_compute(k2) or k2.startswith("memory:")]:
         t = np.broadcast_to(terms.time[key], shape)
         terms.time[key] = np.where(t >= slow, t * factor, t)
+    return fast
+
+
+def _pipeline_fill(L, faster: np.ndarray | None, rounds, alone, shape) -> np.ndarray:
+    """Seconds a tiled kernel's main loop adds by filling and draining its load-compute pipeline.
+
+    A loop of n steps whose loads take a and whose matrix work takes b per step overlaps the two
+    for n - 1 steps: the first step's loads have no matrix work beside them, the last step's
+    matrix work no loads, so the loop lasts n max(a, b) + min(a, b), one step of the faster stage
+    (``faster``: `_load_compute_pipeline`) more than the body. The first round of tiles pays it;
+    with one workgroup per CU (``alone``) every round does, as it pays the prologue and epilogue
+    latencies. Short loops are where it shows: attention over a few KV blocks (`Launch.k_steps`),
+    short-K GEMMs."""
+    if faster is None:
+        return np.zeros(shape)
+    steps = np.asarray(L.k_steps, dtype=float) * np.ones(shape)
+    per_round = faster / (rounds * np.maximum(steps, 1.0))  # one step of one round
+    return np.where((np.asarray(L.tile_m) > 0) & (steps > 0), per_round * np.where(alone, rounds, 1.0), 0.0)
 
 
 def _exposed_epilogue(
@@ -574,7 +593,7 @@ def estimate(
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles, clock)
     _timed_terms(work, shape, terms)
     _k_loop(work, arch, occ, terms)
-    _load_compute_pipeline(work, terms, shape)
+    faster = _load_compute_pipeline(work, terms, shape)
     if not terms.time:
         terms.time[NO_WORK] = np.zeros(shape)
         terms.naive[NO_WORK] = np.zeros(shape)
@@ -588,6 +607,7 @@ def estimate(
         fill = fill * np.where(alone, rounds, 1.0)
         if arch.vendor == "AMD":
             fill = fill + _exposed_epilogue(arch, occ, L, terms, alone, rounds, shape, first_principles, clock[0])
+        fill = fill + _pipeline_fill(L, faster, rounds, alone, shape)
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
     kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
     launch = arch.launch_overhead_s * kernels if include_launch else None

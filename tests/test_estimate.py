@@ -7,6 +7,7 @@ import statistics
 import numpy as np
 import pytest
 import yaml
+from model_runs import pipeline_fill_s
 
 from perfmodel.arch import load_all, load_arch
 from perfmodel.estimate import estimate
@@ -236,7 +237,8 @@ def test_gemm_rate_preference_order():
 def test_tiled_kernels_pay_pipeline_fill_and_drain():
     """A GEMM's prologue load and epilogue store are device-memory round trips no other work
     hides: a `fill` term of 2 latencies (3 with split-K's reduction), added to the body, once per
-    round of tiles where one workgroup fills a CU (nothing else runs while it waits)."""
+    round of tiles where one workgroup fills a CU (nothing else runs while it waits); beside them
+    the main loop's pipeline fill (one K step of the faster stage, `tests/model_runs.py`)."""
     import math
 
     import perfmodel
@@ -246,13 +248,19 @@ def test_tiled_kernels_pay_pipeline_fill_and_drain():
     (big,) = perfmodel.predict("gemm", "h100", dtype="bf16", m=8192, n=8192, k=8192)
     assert big.wgs_per_cu == 1
     rounds = math.ceil(big.grid / a.cus)
-    assert big.terms_s["fill"] == pytest.approx(2 * rounds * latency_s(a, "hbm"))
+    steps = 8192 / int(big.tile.split("x")[2])
+    pipe = pipeline_fill_s(big.terms_s, big.grid, big.wgs_per_cu, a.cus, steps)
+    assert 0 < pipe < 0.01 * big.time_s  # 128 K steps: the fill is small
+    assert big.terms_s["fill"] == pytest.approx(2 * rounds * latency_s(a, "hbm") + pipe)
     body = max(v for k, v in big.terms_s.items() if k not in ("fill", "launch"))
     assert big.time_s == pytest.approx(body + big.terms_s["fill"] + big.terms_s["launch"])
     a = load_arch("mi300x")
     (skinny,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=16, n=1024, k=65536)
     assert skinny.wgs_per_cu >= 2  # other resident tiles hide the later rounds' fill
-    assert skinny.terms_s["fill"] == pytest.approx(3 * latency_s(a, "hbm"))  # split-K
+    tm, tn, tk = (int(x) for x in skinny.tile.split("x"))
+    split = skinny.grid / (math.ceil(16 / tm) * math.ceil(1024 / tn))
+    pipe = pipeline_fill_s(skinny.terms_s, skinny.grid, skinny.wgs_per_cu, a.cus, math.ceil(65536 / (split * tk)))
+    assert skinny.terms_s["fill"] == pytest.approx(3 * latency_s(a, "hbm") + pipe)  # split-K
     (s,) = perfmodel.predict("stream", "mi300x", op="copy", n=2**20)
     assert "fill" not in s.terms_s
 
@@ -321,7 +329,8 @@ def test_amd_tiles_alone_on_a_cu_expose_their_epilogue_writes():
     level = "l2" if burst <= a.capacity("l2") else "mall"
     rate = bandwidth(a, level)[0] * (clock if level in CORE_CLOCKED_LEVELS else 1.0)
     expected = 2 * rounds * latency_s(a, "hbm") + rounds * burst / rate
-    assert big.terms_s["fill"] == pytest.approx(expected)
+    pipe = pipeline_fill_s(big.terms_s, big.grid, big.wgs_per_cu, a.cus, 8192 / int(big.tile.split("x")[2]))
+    assert big.terms_s["fill"] == pytest.approx(expected + pipe)
     # a short-K GEMM: each round's compute plus its C write, or the memory terms (which hold
     # those writes) where they take longer: time = max(body, compute + drain) + latencies + launch
     p = {n: s.default for n, s in get_model("gemm").params.items()}
@@ -335,5 +344,7 @@ def test_amd_tiles_alone_on_a_cu_expose_their_epilogue_writes():
     body = max(v[0] for k, v in est.terms.items() if k not in ("fill", "launch"))
     comp = max(v[0] for k, v in est.terms.items() if k.startswith("compute:"))
     lat = 2 * rounds * latency_s(a, "hbm")
+    terms = {k: float(v[0]) for k, v in est.terms.items()}
+    pipe = pipeline_fill_s(terms, occ["grid"][0], occ["wgs_per_cu"][0], a.cus, np.ceil(128 / w.launch.tile_k[0]))
     assert drain > 0
-    assert est.time_s[0] == pytest.approx(max(body, comp + drain) + lat + est.terms["launch"][0])
+    assert est.time_s[0] == pytest.approx(max(body, comp + drain) + lat + pipe + est.terms["launch"][0])

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from model_runs import pipeline_fill_s
 
 from perfmodel.arch import load_arch
 from perfmodel.estimate import estimate
@@ -76,6 +77,8 @@ def test_cli_json_split_fill_and_k_loop_agree():
         # prologue load + epilogue store, and the split-K reduction's read-back (one workgroup
         # per CU on AMD: plus the exposed C writes, tests/test_estimate.py)
         serial = (3 if split_expected else 2) * lat
+        # and the main loop's pipeline fill: one K step of the faster stage (tests/model_runs.py)
+        serial += pipeline_fill_s(r["terms_us"], r["grid"], r["wgs_per_cu"], 304, np.ceil(k / (split * tk)))
         if r["wgs_per_cu"] >= 2:
             assert r["terms_us"]["fill"] == pytest.approx(serial)
         else:

@@ -83,3 +83,35 @@ def test_a_constant_compute_stage_loses_less_than_the_closed_form():
     got = 1.0 / _simulated_throughput(1.0, 1.0, 2, fixed_compute=True)
     assert got == pytest.approx(1.12, abs=0.02)
     assert got < (K + 1) / K
+
+
+def _fill(compute, memory, steps, grid=100, wgs_per_cu=2.0, cus=100, tiled=True):
+    from perfmodel.estimate import _pipeline_fill
+
+    w = Work()
+    w.launch = Launch(grid=grid, workgroup_size=256, tile_m=256.0 if tiled else 0.0, k_steps=steps)
+    t = _Terms(time={"compute:mfma:bf16": np.array([compute]), "memory:hbm": np.array([memory])})
+    faster = _load_compute_pipeline(w, t, (1,))
+    rounds = np.array([np.ceil(grid / (cus * wgs_per_cu))])
+    return float(_pipeline_fill(w.launch, faster, rounds, np.array([wgs_per_cu < 2]), (1,))[0])
+
+
+@pytest.mark.parametrize(("load", "comp", "n"), [(1.0, 3.0, 1), (3.0, 1.0, 4), (2.0, 2.0, 8)])
+def test_a_short_loop_lasts_n_slower_steps_plus_one_faster(load, comp, n):
+    """Loads of step i+1 overlap the matrix work of step i; the first load and the last matrix
+    step have nothing beside them: a deterministic two-stage line of n steps takes
+    n max(a, b) + min(a, b), which is the body (n max) plus the fill `_pipeline_fill` adds."""
+    t_load, t_comp = 0.0, 0.0
+    for _ in range(n):  # the line with constant stage times, unlimited buffer
+        t_load += load
+        t_comp = max(t_comp, t_load) + comp
+    body = n * max(load, comp)
+    # one round of tiles (grid <= CUs): the whole kernel is one such line per CU
+    assert t_comp - body == pytest.approx(_fill(n * comp, n * load, n, grid=100, cus=100))
+
+
+def test_the_pipeline_fill_is_paid_per_round_only_where_a_tile_runs_alone():
+    # 4 rounds of 8 steps, compute 32 s in all: one step of one round is 1 s of the faster stage
+    assert _fill(32.0, 64.0, 8, grid=400, wgs_per_cu=1.0, cus=100) == pytest.approx(4.0)  # alone: every round
+    assert _fill(32.0, 64.0, 8, grid=800, wgs_per_cu=2.0, cus=100) == pytest.approx(1.0)  # hidden after the first
+    assert _fill(32.0, 64.0, 0) == 0.0 and _fill(32.0, 64.0, 8, tiled=False) == 0.0

@@ -216,3 +216,31 @@ def test_amd_decode_splits_the_kv_into_256_key_partitions():
 
     assert split(A, 16) >= 8192 / 256  # 16 x 8 KV heads = 128 workgroups would already fill half of 304 CUs
     assert split(load_arch("h100"), 16) < 8192 / 256
+
+
+def test_one_kv_block_exposes_the_whole_faster_stage():
+    """A tile of one KV block has no second step to overlap its loads or its matrix work with:
+    its `fill` holds the prologue and epilogue latencies and the faster stage whole; at 4096
+    tokens the fill is a small share (H200's cuDNN kernels: 0.61 of measured at 128 tokens
+    without it, docs/device-measurements.md)."""
+    import math
+
+    from model_runs import pipeline_fill_s
+
+    import perfmodel
+    from perfmodel.rates import latency_s
+
+    a = load_arch("h200")
+    for n in (128, 4096):
+        (p,) = perfmodel.predict("attention", "h200", batch=2, heads=32, seq_q=n, head_dim=128)
+        rounds = math.ceil(p.grid / (a.cus * p.wgs_per_cu))
+        paid = rounds if p.wgs_per_cu < 2 else 1  # one workgroup per SM: every round waits
+        steps = math.ceil(n / int(p.tile.split("x")[1]))  # KV blocks a tile streams
+        pipe = pipeline_fill_s(p.terms_s, p.grid, p.wgs_per_cu, a.cus, steps)
+        assert p.terms_s["fill"] == pytest.approx(2 * paid * latency_s(a, "hbm") + pipe)
+        if n == 128:
+            c = max(v for t, v in p.terms_s.items() if t.startswith("compute:"))
+            m = max(v for t, v in p.terms_s.items() if t.startswith("memory:"))
+            assert steps == 1 and rounds == 1 and pipe == pytest.approx(min(c, m))
+        else:
+            assert pipe < 0.05 * p.time_s

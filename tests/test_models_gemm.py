@@ -98,7 +98,7 @@ def test_skinny_16bit_gemm_on_amd_runs_a_gemv_at_the_memory_rate():
     assert gemv.bound == "memory:hbm"
     a = load_arch("mi300x")
     stream = gemv.bytes_read["hbm"] / perfmodel.rates.bandwidth(a, "hbm", False)[0]
-    assert stream <= gemv.time_s <= stream + 5e-6  # the stream plus launch and fill
+    assert stream <= gemv.time_s <= 1.1 * stream  # the stream plus launch and fill
     w = gemm(m=1, n=20480, k=7168)
     assert float(w.launch.workgroup_size[0]) == 16 * a.wave_size and float(w.launch.tile_n[0]) == 32
     assert "split_k" not in vars(w.launch) or np.all(np.asarray(w.launch.split_k) <= 1)

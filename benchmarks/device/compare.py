@@ -32,7 +32,9 @@ def cases(run: dict) -> list[tuple[str, str, dict, float]]:
         dt = DTYPES[r["dtype"]]
         case = {"kernel": r["op"], "rows": r["rows"], "cols": r["cols"], "dtype": dt}
         out.append(("rows", f"{r['op']} {dt} {r['rows']}x{r['cols']}", case, r["cold_kernel_us"]))
-    for r in run.get("attention_fwd", []):
+    for section, r in [("attention", r) for r in run.get("attention_fwd", [])] + [
+        ("attention_seq", r) for r in run.get("attention_seq", [])
+    ]:
         case = {
             "kernel": "attention",
             "batch": r["batch"],
@@ -45,7 +47,7 @@ def cases(run: dict) -> list[tuple[str, str, dict, float]]:
         case["phase"] = r.get("phase", "fwd")
         label = f"sdpa {r.get('backend', 'flash')} {case['phase']} B{r['batch']} H{r['heads']} N{r['seq']} D{r['head_dim']}"
         label += f" causal={r['causal']}"
-        out.append(("attention", label, case, r["cold_kernel_us"]))
+        out.append((section, label, case, r["cold_kernel_us"]))
     for r in run.get("gemm", run.get("gemm_bf16", [])):
         dt = DTYPES.get(r.get("dtype", ""), "bf16")
         case = {"kernel": "gemm", "m": r["m"], "n": r["n"], "k": r["k"], "dtype": dt}

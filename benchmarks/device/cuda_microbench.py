@@ -18,6 +18,7 @@ What it measures (all medians; kernel durations from torch.profiler's CUPTI reco
   grid      a Triton kernel that stores one value per block: the duration floor against grid size.
   norms, attention, gemm   torch eager softmax/layer_norm/rms_norm, SDPA flash forward and cuBLAS
             bf16 GEMMs at the shapes of published points: kernel durations, cold.
+  attention_seq   SDPA cuDNN forward and backward from 128 to 4096 tokens at 2 x 32 heads.
 Sections can be named after OUT.json (default: all). It needs torch and triton with a CUDA GPU;
 nothing here runs in the test suite.
 """
@@ -300,6 +301,14 @@ def main(out_path: str, wanted: list[str]) -> None:
             "do_bench_median_us": triton.testing.do_bench(fn, warmup=5, rep=20, return_mode="median") * 1e3,
         }
 
+    def timed_row(tag: str, rows: list, row: dict, fn, reps: int, names: bool = True) -> None:
+        """Time ``fn`` cold (`cold_row`) into ``row``, keep the row and print it; ``names`` False
+        leaves the kernel names out of the printed line (the long sweeps)."""
+        row.update(cold_row(fn, reps))
+        rows.append(row)
+        shown = row if names else {k: v for k, v in row.items() if k != "kernel_names"}
+        print(tag, json.dumps(shown), flush=True)
+
     # --- elementwise sweep: out = 2 * x (one read, one write per element) ------------------
     def elementwise_section() -> None:
         rows = []
@@ -310,9 +319,7 @@ def main(out_path: str, wanted: list[str]) -> None:
                 n = 2**k
                 src, dst = src_all[:n], dst_all[:n]
                 row = {"dtype": str(dtype), "n": n}
-                row.update(cold_row(lambda src=src, dst=dst: torch.mul(src, 2.0, out=dst), 20))
-                rows.append(row)
-                print("mul", json.dumps(row), flush=True)
+                timed_row("mul", rows, row, lambda src=src, dst=dst: torch.mul(src, 2.0, out=dst), 20)
             del src_all, dst_all
         result["elementwise_mul"] = rows
         save()
@@ -332,9 +339,7 @@ def main(out_path: str, wanted: list[str]) -> None:
                     store_kernel[(blocks,)](buf, num_warps=warps)
 
                 row = {"blocks": blocks, "num_warps": warps}
-                row.update(cold_row(fn, 30))
-                rows.append(row)
-                print("grid", json.dumps(row), flush=True)
+                timed_row("grid", rows, row, fn, 30)
         result["grid_floor"] = rows
         save()
 
@@ -377,9 +382,7 @@ def main(out_path: str, wanted: list[str]) -> None:
             w = torch.randn(c, device=dev).to(dtype)
             fn = lambda op=op, x=x, w=w: row_op(op, x, w)  # noqa: E731
             row = {"op": op, "dtype": str(dtype), "rows": r, "cols": c}
-            row.update(cold_row(fn, 20))
-            rows.append(row)
-            print("norm", json.dumps(row), flush=True)
+            timed_row("norm", rows, row, fn, 20)
         result["norms"] = rows
         save()
 
@@ -454,16 +457,12 @@ def main(out_path: str, wanted: list[str]) -> None:
                 w = torch.randn(cols, device=dev).to(dtype)
                 fn = lambda op=op, x=x, w=w: row_op(op, x, w)  # noqa: E731
                 row = {"op": op, "dtype": str(dtype), "rows": r, "cols": cols}
-                row.update(cold_row(fn, 20))
-                out.append(row)
-                print("rows", json.dumps({k: v for k, v in row.items() if k != "kernel_names"}), flush=True)
+                timed_row("rows", out, row, fn, 20, names=False)
         result["rows"] = out
         save()
 
     # --- flash attention forward through SDPA (FA2 kernels in PyTorch) ----------------------
     def attention_section() -> None:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-
         shapes = [
             (1, 16, 4096, 128, True),
             (1, 16, 4096, 128, False),
@@ -474,13 +473,27 @@ def main(out_path: str, wanted: list[str]) -> None:
             (1, 32, 1024, 64, False),
             (2, 32, 8192, 128, True),
         ]
-        backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
-        rows = []
-        for (b, h, n, d, causal), (bname, backend), phase in [
-            (s, be, ph) for s in shapes for be in backends.items() for ph in ("fwd", "bwd")
+        result["attention_fwd"] = attention_rows(shapes, ("flash", "cudnn"))
+        save()
+
+    def attention_seq_section() -> None:
+        """cuDNN's Hopper attention against the sequence length at 64 (batch x heads) problems:
+        where the time stops following the FLOPs (short sequences: few KV blocks per tile)."""
+        shapes = [(2, 32, n, d, c) for d in (128, 64) for c in (False, True) for n in (128, 256, 512, 1024, 2048, 4096)]
+        result["attention_seq"] = attention_rows(shapes, ("cudnn",))
+        save()
+
+    def attention_rows(shapes: list, backends: tuple) -> list[dict]:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        known = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+        rows: list[dict] = []
+        for (b, h, n, d, causal), bname, phase in [
+            (s, be, ph) for s in shapes for be in backends for ph in ("fwd", "bwd")
         ]:
             if bname == "flash" and phase == "bwd":
                 continue  # the flash forward rows are the earlier runs' baseline
+            backend = known[bname]
             q, k, v = (
                 torch.randn(b, h, n, d, device=dev, dtype=torch.bfloat16, requires_grad=phase == "bwd")
                 for _ in range(3)
@@ -505,11 +518,8 @@ def main(out_path: str, wanted: list[str]) -> None:
 
             row = {"batch": b, "heads": h, "seq": n, "head_dim": d, "causal": causal}
             row.update({"backend": bname, "phase": phase})
-            row.update(cold_row(fn, 10))
-            rows.append(row)
-            print("attn", json.dumps({k: v for k, v in row.items() if k != "kernel_names"}), flush=True)
-        result["attention_fwd"] = rows
-        save()
+            timed_row("attn", rows, row, fn, 10, names=False)
+        return rows
 
     # --- cuBLAS bf16 GEMMs from small to large -----------------------------------------------
     def gemm_section() -> None:
@@ -522,9 +532,7 @@ def main(out_path: str, wanted: list[str]) -> None:
             a = torch.randn(m, k, device=dev, dtype=dtype)
             bt = torch.randn(n, k, device=dev, dtype=dtype)
             row = {"m": m, "n": n, "k": k, "dtype": str(dtype)}
-            row.update(cold_row(lambda a=a, bt=bt: a @ bt.t(), 10))
-            rows.append(row)
-            print("gemm", json.dumps(row), flush=True)
+            timed_row("gemm", rows, row, lambda a=a, bt=bt: a @ bt.t(), 10)
         result["gemm"] = rows
         save()
 
@@ -550,9 +558,7 @@ def main(out_path: str, wanted: list[str]) -> None:
                 print("fp8 skipped", (m, n, k), scaling, repr(exc)[:160], flush=True)
                 continue
             row = {"m": m, "n": n, "k": k, "scaling": scaling}
-            row.update(cold_row(fn, 10))
-            rows.append(row)
-            print("fp8", json.dumps(row), flush=True)
+            timed_row("fp8", rows, row, fn, 10)
         result["gemm_fp8"] = rows
         save()
 
@@ -567,6 +573,7 @@ def main(out_path: str, wanted: list[str]) -> None:
         "rows": rows_section,
         "cold": cold_section,
         "attention": attention_section,
+        "attention_seq": attention_seq_section,
         "gemm": gemm_section,
         "fp8": fp8_section,
     }

@@ -115,6 +115,9 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_n=bi,
         tile_k=d,
         serial_latencies=np.where(split > 1, 3.0, 2.0),  # Q/K/V prologue, O store (+ split-KV combine)
+        # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
+        # average under a causal mask (the pipeline fill is one of them)
+        k_steps=np.maximum(np.ceil(x.cols * x.frac / (split * bi)), 1.0),
         # flash-decoding's combine kernel (a few rows per workgroup, every split's partials loaded
         # at once) is booked here, not as a kernel of its own: see `_side_kernels`
         kernels=np.where(split > 1, 2.0, 1.0),

@@ -127,7 +127,7 @@ def plot_terms(preds: Sequence[Prediction], path: str | None = None, title: str 
             if v <= 0:
                 continue
             ax.barh(i, v, 0.7, left=left, color=style.term_color(t), edgecolor="white", lw=0.5, zorder=2,
-                    hatch="//" if t.startswith("compute:valu") or t == "launch" else None)
+                    hatch=style.term_hatch(t))
             left += v
         tick = p.time_us * scale
         ax.plot([tick, tick], [i - 0.42, i + 0.42], color="black", lw=2, zorder=3)
@@ -137,12 +137,12 @@ def plot_terms(preds: Sequence[Prediction], path: str | None = None, title: str 
     lo, hi = ax.get_xlim()
     ax.set_xlim(0, hi * 1.3)
     ax.set_xlabel(
-        "each term's time / the predicted time (terms overlap; the model takes launch + the largest)"
+        "each term's time / the predicted time (terms overlap; the model takes launch + fill + the largest)"
         if relative
         else "time of each term if it ran alone (us); the terms overlap"
     )
     ax.grid(True, axis="x", ls=":", alpha=0.6, zorder=0)
-    handles = [Patch(fc=style.term_color(t), hatch="//" if t.startswith("compute:valu") or t == "launch" else None) for t in terms]
+    handles = [Patch(fc=style.term_color(t), hatch=style.term_hatch(t)) for t in terms]
     handles.append(Line2D([], [], color="black", lw=2))
     ax.legend(handles, terms + ["predicted time"], loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7.5,
               frameon=False, title="time term")

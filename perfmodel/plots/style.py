@@ -87,6 +87,11 @@ def arch_color(i: int) -> str:
     return ARCH_COLORS[i % len(ARCH_COLORS)]
 
 
+# the fixed and serial terms in greys a reader can tell apart: the pipeline fill, the K-loop's
+# latency floor, the kernels run one after another, the timing scope's overhead
+OTHER_TERM_COLORS = {"fill": "#7f7f7f", "latency": "#b5b5b5", "serial": "#4a4a4a", "overhead": "#dadada"}
+
+
 def term_color(term: str) -> str:
     """Colour of one time term in a stacked breakdown: compute by pipe, memory by level."""
     kind, key = split_term(term)
@@ -95,4 +100,12 @@ def term_color(term: str) -> str:
     if kind == "compute":
         pipe = key.split(":")[0]
         return bound_color(f"compute:{pipe}")
-    return BOUND_COLORS["launch"] if term == "launch" else "#7f7f7f"
+    if term == "launch":
+        return BOUND_COLORS["launch"]
+    return OTHER_TERM_COLORS.get(term.split(":")[0], "#7f7f7f")
+
+
+def term_hatch(term: str) -> str | None:
+    """Hatching that sets a term apart from its neighbour of a close colour (VALU beside the
+    matrix pipe, launch)."""
+    return "//" if term.startswith("compute:valu") or term == "launch" else None
