@@ -51,8 +51,9 @@ class Launch:
     # share of the matrix instructions' work that produces output: a tiled kernel issues its whole
     # macro-tile, so rows and columns past the matrix edge are padding the matrix pipe still runs
     useful_fraction: Any = 1.0
-    # K steps one tile walks in its main loop, each waiting on global loads issued a fixed number
-    # of steps ahead (0 = no K loop): the estimator's `latency:k_loop` floor
+    # K steps one tile walks in its main loop (attention: KV blocks forward, query blocks backward),
+    # each waiting on global loads issued a fixed number of steps ahead (0 = no K loop): the
+    # estimator's `latency:k_loop` floor, and one step of the pipeline fill in `fill`
     k_steps: Any = 0
     # K steps the main loop's loads run ahead of the matrix instructions (0 = the
     # `k_loop_prefetch_depth` constant): sets the `latency:k_loop` floor and the pipeline's buffer
