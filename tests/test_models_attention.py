@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from model_runs import run_model
 
 from perfmodel.arch import load_arch
 from perfmodel.models.registry import get_model
@@ -244,3 +245,20 @@ def test_one_kv_block_exposes_the_whole_faster_stage():
             assert steps == 1 and rounds == 1 and pipe == pytest.approx(min(c, m))
         else:
             assert pipe < 0.05 * p.time_s
+
+
+def test_hopper_forward_runs_flashattention3_tiles():
+    """On sm_90 the forward takes FlashAttention-3's tiles by head dim (model_constants.yaml
+    `attention_fwd_tiles`, from hopper/tile_size.h): 192 x 192 at d <= 64 (192 x 128 causal),
+    128 x 176 at d = 128 (128 x 128 causal), with q_block / 64 MMA warpgroups and a producer;
+    decode and other targets keep the ranked blocks."""
+    a = load_arch("h100")
+    for d, causal, tile, lanes in ((64, False, (192, 192), 512), (64, True, (192, 128), 512), (128, False, (128, 176), 384),
+                                   (128, True, (128, 128), 384)):
+        w = run_model("attention", a, "bf16", batch=4, heads=16, seq_q=2048, head_dim=d, causal=causal)
+        assert (float(w.launch.tile_m[0]), float(w.launch.tile_n[0])) == tile
+        assert float(w.launch.workgroup_size[0]) == lanes
+    dec = run_model("attention", a, "bf16", batch=8, heads=32, seq_q=1, seq_kv=8192, head_dim=128)
+    assert float(dec.launch.tile_m[0]) != 128 or float(dec.launch.tile_n[0]) != 176
+    amd = run_model("attention", load_arch("mi300x"), "bf16", batch=4, heads=16, seq_q=2048, head_dim=128)
+    assert float(amd.launch.tile_n[0]) != 176

@@ -98,6 +98,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
     pipe, pdt = tiles.matrix_pipe(arch, dtype, work.notes)
     r = tiles.Rates.of(arch, pipe, pdt)
     bo, bi, lanes, split = _choose_blocks(arch, r, x)
+    bo, bi, lanes = _library_fwd_blocks(arch, x, bo, bi, lanes)
     _add_flops(work, arch, x, pipe, pdt, bi)
     t = tiles.panel_traffic(
         arch, x.rows, x.cols, bo, np.ceil(x.cols / split), x.a_row, x.b_col, x.copies, a_unique=x.a_unique, b_frac=x.frac
@@ -199,6 +200,32 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
         per_score=(4.0 if phase == "fwd" else 10.0) * d,
         sfu=sfu,
     )  # fmt: skip
+
+
+def _library_fwd_blocks(arch, x: _Problem, bo, bi, lanes):
+    """Where the target's fastest forward kernel has a known tile table
+    (model_constants.yaml `attention_fwd_tiles`: FlashAttention-3 on Hopper), its query and KV
+    blocks by head dim, and its workgroup (q_block / 64 MMA warpgroups and a producer), instead
+    of the ranked choice; decode (one query row) keeps the split-KV choice."""
+    from perfmodel.rates import constants
+
+    table = constants().get("attention_fwd_tiles", {}).get(arch.gfx, {}).get(int(x.elem))
+    if not table or x.phase != "fwd":
+        return bo, bi, lanes
+    use = x.sq > 1
+    causal = x.frac < 1.0
+    q_b, kv_b = np.zeros(x.shape), np.zeros(x.shape)
+    for row in reversed(table):  # the smallest max_head_dim that holds d wins
+        fits = x.d <= row["max_head_dim"]
+        q_b = np.where(fits, row["q_block"], q_b)
+        kv_b = np.where(fits, np.where(causal, row["kv_block_causal"], row["kv_block"]), kv_b)
+    use = use & (q_b > 0)
+    warpgroup = 4.0 * arch.wave_size
+    return (
+        np.where(use, q_b, bo),
+        np.where(use, kv_b, bi),
+        np.where(use, (q_b / 64.0 + 1.0) * warpgroup, lanes),
+    )
 
 
 def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
