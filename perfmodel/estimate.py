@@ -453,8 +453,8 @@ def _pipeline_fill(L, faster: np.ndarray | None, rounds, alone, shape) -> np.nda
     matrix work no loads, so the loop lasts n max(a, b) + min(a, b), one step of the faster stage
     (``faster``: `_load_compute_pipeline`) more than the body. The first round of tiles pays it;
     where a tile runs ``alone`` (one workgroup per CU of a non-persistent AMD grid) every round
-    does, as it pays the prologue and epilogue latencies. Short loops are where it shows: attention over a few KV blocks (`Launch.k_steps`),
-    short-K GEMMs."""
+    does, as it pays the prologue and epilogue latencies. Short loops are where it shows:
+    attention over a few KV blocks (`Launch.k_steps`), short-K GEMMs."""
     if faster is None:
         return np.zeros(shape)
     steps = np.asarray(L.k_steps, dtype=float) * np.ones(shape)
