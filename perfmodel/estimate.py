@@ -417,7 +417,8 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> np.ndarray | Non
     `prefetch_depth` K steps (Tensile's 2, or a Hopper tile's shared-memory stages - 1) that the
     matrix pipe drains. With variable stage times the line runs slower than its slower stage when
     the two are close (a finite buffer cannot absorb every fluctuation): for two stages with
-    exponential service times and B buffer places between them, the throughput is mu_slow (1 - r^K) / (1 - r^(K+1)), r = mu_slow / mu_fast,
+    exponential service times and B buffer places between them, the throughput is
+    mu_slow (1 - r^K) / (1 - r^(K+1)), r = mu_slow / mu_fast,
     K = B + 3 (the two-station line with blocking, Hillier & Boling 1967; Buzacott &
     Shanthikumar, Stochastic Models of Manufacturing Systems, 1993). So the body lasts the
     slower stage's time x (1 - r^(K+1)) / (1 - r^K): x (K+1)/K when the compute and memory

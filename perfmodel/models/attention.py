@@ -98,7 +98,6 @@ def attention(p: dict, arch, dtype: str) -> Work:
     pipe, pdt = tiles.matrix_pipe(arch, dtype, work.notes)
     r = tiles.Rates.of(arch, pipe, pdt)
     bo, bi, lanes, split = _choose_blocks(arch, r, x)
-    bo, bi, lanes = _library_fwd_blocks(arch, x, bo, bi, lanes)
     _add_flops(work, arch, x, pipe, pdt, bi)
     t = tiles.panel_traffic(
         arch, x.rows, x.cols, bo, np.ceil(x.cols / split), x.a_row, x.b_col, x.copies, a_unique=x.a_unique, b_frac=x.frac
@@ -202,30 +201,24 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
     )  # fmt: skip
 
 
-def _library_fwd_blocks(arch, x: _Problem, bo, bi, lanes):
-    """Where the target's fastest forward kernel has a known tile table
-    (model_constants.yaml `attention_fwd_tiles`: FlashAttention-3 on Hopper), its query and KV
-    blocks by head dim, and its workgroup (q_block / 64 MMA warpgroups and a producer), instead
-    of the ranked choice; decode (one query row) keeps the split-KV choice."""
+def _library_fwd_blocks(arch, x: _Problem):
+    """The target's fastest forward kernel's tile where it has a known table
+    (model_constants.yaml `attention_fwd_tiles`: FlashAttention-3 on Hopper): (query block, KV
+    block, lanes: q_block / 64 MMA warpgroups and a producer, where it applies) per shape, or
+    None. Decode (one query row) keeps the ranked split-KV blocks."""
     from perfmodel.rates import constants
 
     table = constants().get("attention_fwd_tiles", {}).get(arch.gfx, {}).get(int(x.elem))
     if not table or x.phase != "fwd":
-        return bo, bi, lanes
-    use = x.sq > 1
+        return None
     causal = x.frac < 1.0
     q_b, kv_b = np.zeros(x.shape), np.zeros(x.shape)
     for row in reversed(table):  # the smallest max_head_dim that holds d wins
         fits = x.d <= row["max_head_dim"]
         q_b = np.where(fits, row["q_block"], q_b)
         kv_b = np.where(fits, np.where(causal, row["kv_block_causal"], row["kv_block"]), kv_b)
-    use = use & (q_b > 0)
-    warpgroup = 4.0 * arch.wave_size
-    return (
-        np.where(use, q_b, bo),
-        np.where(use, kv_b, bi),
-        np.where(use, (q_b / 64.0 + 1.0) * warpgroup, lanes),
-    )
+    use = (x.sq > 1) & (q_b > 0)
+    return q_b, kv_b, (q_b / 64.0 + 1.0) * 4.0 * arch.wave_size, use
 
 
 def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
@@ -246,22 +239,33 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
             req = req + 2.0 * np.ceil(x.rows / bo) * x.frac * x.b * x.h * x.sq * x.d * 4.0
         return np.ceil(grid / r.cus) * np.maximum(t_tile, t_l1) + np.maximum(req / r.bw.get("l2", np.inf), t_mem)
 
-    costs, splits = [], []
-    for bo, bi, lanes in cands:
+    def with_split(bo, bi):
+        """(cost, split) of blocks bo x bi: split-KV where the query blocks underfill the CUs
+        (decode) and it is cheaper."""
         s = np.ones(x.shape)
-        if x.phase == "fwd":  # split-KV where the query blocks underfill the CUs (decode)
+        if x.phase == "fwd":
             s = tiles.fill_split(r.cus, np.ceil(x.rows / bo) * x.copies, x.cols, bi)
             if arch.vendor == "AMD":
                 s = np.where(x.sq == 1, np.maximum(s, np.ceil(x.cols / 256.0)), s)
-        c1 = cost(bo, bi, 1.0)
-        cs = cost(bo, bi, s)
+        c1, cs = cost(bo, bi, 1.0), cost(bo, bi, s)
+        return np.minimum(c1, cs), np.where(cs < c1, s, 1.0)
+
+    costs, splits = [], []
+    for bo, bi, lanes in cands:
+        c, s = with_split(bo, bi)
         legal = np.isin(x.d, [d for d, blocks in legal_of.items() if (bo, bi, lanes) in blocks])
-        costs.append(np.where(legal, np.minimum(c1, cs), np.inf))
-        splits.append(np.where(cs < c1, s, 1.0))
+        costs.append(np.where(legal, c, np.inf))
+        splits.append(s)
     idx, _ = tiles.argmin_candidates(costs, x.shape)
     table = np.array(cands, dtype=float)
     bo, bi, lanes = (table[idx, j] for j in range(3))
     split = np.choose(idx, splits) if len(splits) > 1 else splits[0]
+    lib = _library_fwd_blocks(arch, x)
+    if lib is not None:  # the library's own tile; split-KV still where it underfills the CUs
+        q_b, kv_b, lib_lanes, use = lib
+        _, s = with_split(np.where(use, q_b, bo), np.where(use, kv_b, bi))
+        bo, bi, lanes = np.where(use, q_b, bo), np.where(use, kv_b, bi), np.where(use, lib_lanes, lanes)
+        split = np.where(use, s, split)
     return bo, bi, lanes, split
 
 

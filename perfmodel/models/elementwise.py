@@ -56,4 +56,3 @@ def helper_kernel(arch, dtype: str, where, n, reads, writes, flops=0.0) -> Work:
     )
     k.launch.kernels = np.where(where, 1.0, 0.0)
     return k
-

@@ -267,11 +267,15 @@ def add_weight_only(work: Work, arch, dtype: str, pipe: str, pdt: str, m, n, k, 
 # products with at most 4 rows of activations (and K a multiple of 8) to wvSplitK
 # (vllm/model_executor/layers/utils.py `rocm_unquantized_gemm_impl`: `m > 8 and 0 < n <= 4`, in
 # its naming), and AITER tunes dedicated decode kernels for M = 1..4
-# (aiter/configs/bf16_decode_gfx942_m1_m4_canary.csv). wvSplitK (csrc/rocm/skinny_gemms.cu @
-# a590bc5) keeps one workgroup of 16 waves per CU (it reserves the LDS for the activations), each
-# wave owning YTILE weight rows (columns of C) and splitting K over its lanes, which load
-# A_CHUNK = 8 elements UNRL times per step (WVSPLITK(16, YTILE, ..., UNRL, ..., N): YTILE 2 and
-# UNRL 2 for N = 1, 2; YTILE 4, UNRL 1 for N = 3, 4). Its C is written in the input type.
+# (aiter/configs/bf16_decode_gfx942_m1_m4_canary.csv). vLLM dispatches it on gfx9; the RDNA3
+# measurements of the validation set (d3-vllm-wvsplitk-w7900) run the same kernel ported to
+# gfx1100, so RDNA keeps the rule. wvSplitK (csrc/rocm/skinny_gemms.cu @ a590bc5) is persistent:
+# one workgroup of 64 x 16 lanes per CU (it reserves the LDS for the activations), each wave
+# owning YTILE weight rows (columns of C) and splitting K over its lanes, which load A_CHUNK = 8
+# elements UNRL times per step; `WVSPLIT_TILE` picks (YTILE, UNRL) from sYT = ceil(N / (CUs x 4))
+# (N: C's columns): (1, 4) at sYT <= 1; (2, 2) for one row, where the activations overflow the
+# LDS, or at sYT <= 8; (3, 2) at sYT <= 12; else (4, 1) for four rows, (4, 2) otherwise. Its C is
+# written in the input type.
 GEMV_MAX_M = 4
 GEMV_WAVES = 16
 GEMV_A_CHUNK = 8
@@ -285,16 +289,29 @@ def gemv_rows(arch, dtype: str, m, k, out_dtype: str, weight_only: bool, scaling
     return (m <= GEMV_MAX_M) & (np.mod(k, 8) == 0)
 
 
-def gemv_config(arch, m, n, batch):
-    """(tile_m, tile_n, tile_k, lanes, split) of the GEMV: 16 rows of C padded (the matrix pipe's
-    smallest M; m <= 4 of them are real); YTILE columns per wave and as many waves per workgroup,
-    up to 16, as spread the columns over every CU (wvSplitK's `mindiv(M, CuCount * YTILE,
-    WvPrGrp)`); K steps of a wave's lanes x A_CHUNK x UNRL; no split-K (K is split across the
-    lanes of one wave and reduced in registers)."""
-    ytile = np.where(m <= 2, 2.0, 4.0)
-    unrl = np.where(m <= 2, 2.0, 1.0)
+def gemv_config(arch, m, n, k, batch) -> dict:
+    """The GEMV's launch per shape: ``tm`` 16, the model's smallest matrix tile (the kernel's
+    4x4x4 bf16 MFMA or fp16 dot2 work never bounds it); ``tn`` YTILE x waves columns per
+    workgroup, with as many waves, up to 16, as spread the columns over every CU (`mindiv(N,
+    CUs x YTILE, 16)`); ``tk`` a wave's lanes x A_CHUNK x UNRL elements of K per step; no split-K
+    (K is split across one wave's lanes and reduced in registers); ``flight``: each lane keeps
+    YTILE x UNRL loads of A_CHUNK weights in flight; ``vgprs``: those, the matching activations
+    from LDS and m x YTILE fp32 sums, per lane."""
+    syt = np.ceil(n / (arch.cus * 4.0))
+    fits_lds = k * m <= arch.capacity("lds") / arch.cus / 2.0  # `max_lds_len`: LDS bytes / 2, in elements
+    ytile = np.select([syt <= 1, (m == 1) | ~fits_lds | (syt <= 8), syt <= 12], [1.0, 2.0, 3.0], 4.0)
+    unrl = np.select([ytile == 1, ytile < 4, m == 4], [4.0, 2.0, 1.0], 2.0)
     waves = np.clip(np.ceil(n * batch / (ytile * arch.cus)), 1.0, GEMV_WAVES)
-    return 16.0, waves * ytile, arch.wave_size * GEMV_A_CHUNK * unrl, waves * arch.wave_size, 1.0
+    loads = unrl * GEMV_A_CHUNK * 2.0  # bytes of 2-byte elements per lane and row, per step
+    return {
+        "tm": 16.0,
+        "tn": waves * ytile,
+        "tk": arch.wave_size * GEMV_A_CHUNK * unrl,
+        "lanes": waves * arch.wave_size,
+        "split": 1.0,
+        "flight": arch.wave_size * ytile * loads,
+        "vgprs": ((ytile + m) * loads + 4.0 * m * ytile) / 4.0,
+    }
 
 
 def gemm_work(
@@ -343,8 +360,9 @@ def gemm_work(
     gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling) & linear_layer
     if np.any(gemv):
         work.note("a GEMV kernel (at most 4 rows, fp16/bf16 on AMD: vLLM wvSplitK, AITER decode): tile = 16 padded rows x the columns of one workgroup", gemv)
+        g = gemv_config(arch, m, n, k, batch)
         tm, tn, tk, lanes, split = (
-            np.where(gemv, g, v) for g, v in zip(gemv_config(arch, m, n, batch), (tm, tn, tk, lanes, split), strict=True)
+            np.where(gemv, g[f], v) for f, v in zip(("tm", "tn", "tk", "lanes", "split"), (tm, tn, tk, lanes, split), strict=True)
         )
     rb = weight_bytes_per_k(weight_dtype, group_size, k) / elem if weight_only else 1.0
     t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, rb)
@@ -380,7 +398,8 @@ def gemm_work(
     if np.any(gemv):  # one GEMV workgroup per CU: it holds the LDS
         lds_cu = min(arch.capacity("lds") / arch.cus, float(arch.occupancy["lds_per_workgroup"].value))
         launch.lds_bytes = np.where(gemv, lds_cu, launch.lds_bytes)
-        launch.workgroup_size = lanes
+        launch.vgprs = np.where(gemv, g["vgprs"], launch.vgprs)
+        launch.bytes_in_flight_per_wave = np.where(gemv, g["flight"], 0.0)  # 0: the default elsewhere
     if np.any(split > 1):
         launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
         launch.split_k = split

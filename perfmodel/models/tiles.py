@@ -81,11 +81,11 @@ class Tile:
 
 
 # Macro-tiles of hipBLASLt/Tensile/CK kernels: 256 lanes (4 wave64 / 8 wave32) for the large
-# tiles, 64 lanes for the skinny ones used by decode GEMMs (AMD's fp16/bf16 GEMVs at m <= 4 run
-# `gemm_tiling.gemv_config` instead). All are multiples of 16,
-# the M and N of the smallest MFMA/WMMA instruction shapes (16x16xK) on every target. The 64
-# lanes are the model's, not the libraries' (their skinny kernels run four waves): with four,
-# GEMVs come out too fast, see docs/models-tiled.md "Known weaknesses".
+# tiles, 64 lanes for the skinny ones used by decode GEMMs (AMD's fp16/bf16 products of at most
+# 4 rows run the GEMV of `gemm_tiling.gemv_config` instead). All are multiples of 16, the M and
+# N of the smallest MFMA/WMMA instruction shapes (16x16xK) on every target. The 64 lanes are the
+# model's, not the libraries' (their skinny kernels run four waves): with four, the skinny
+# block-scaled FP8 GEMMs came out too fast, see docs/models-tiled.md "Known weaknesses".
 GEMM_TILES = (
     Tile(256, 256, 256),
     Tile(256, 128, 256),
