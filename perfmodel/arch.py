@@ -146,6 +146,11 @@ class Arch:
         """Share of a matrix instruction's cycles the VALU can run beside it, where the spec says."""
         return self.tree["pipes"].get(pipe, {}).get("valu_coexec")
 
+    def result_relayout(self, pipe: str) -> SpecValue | None:
+        """VALU instructions per packed word that turn a matrix result into the next matrix
+        instruction's operand (RDNA3 WMMA), where the spec says; None: no relayout needed."""
+        return self.tree["pipes"].get(pipe, {}).get("result_relayout")
+
     def has(self, pipe: str, dtype: str) -> bool:
         return dtype in self.tree["pipes"].get(pipe, {}).get("dense", {})
 

@@ -131,6 +131,11 @@ SCHEMA = (
                         # calculator: "VALU co-execution cycles possible" / "Execution cycles");
                         # absent: as far as the waves allow (`estimate._dependent_chain`)
                         "valu_coexec": (Q("fraction"), False),
+                        # matrix pipes whose accumulator layout differs from their operand layout:
+                        # VALU instructions per packed 32-bit word to turn a result into the A/B
+                        # operand of the next matrix instruction (a fused GEMM-GEMM: attention's
+                        # P = softmax(QK^T) fed to PV); absent: the result is already an operand
+                        "result_relayout": (Q("count"), False),
                     },
                 ),
             ),

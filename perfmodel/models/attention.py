@@ -381,10 +381,27 @@ def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
         # per score: P's FMA, dP - Delta, times P, and half a packed convert each of P and dS
         # (Delta = rowsum(dO * O) is the pre-pass kernel's, `_side_kernels`)
         work.add_valu_issue("fp32", 4.0 * n)
+    _add_relayout(work, arch, x, pipe)
     if not arch.has("sfu", "fp32"):
         work.notes.append(f"{arch.key} has no sfu pipe: exponentials counted on sfu:fp32 anyway")
     # per KV block: S = QK^T, then max/exp/sum, then PV: one chain in each wave
     work.dependent.update({f"{pipe}:{pdt}", "valu:fp32", "sfu:fp32"})
+
+
+def _add_relayout(work: Work, arch, x: _Problem, pipe: str) -> None:
+    """Where the matrix pipe's results are not laid out as its operands (`Arch.result_relayout`:
+    RDNA3 WMMA), each score fed back into a matrix product is permuted on the VALU first: P in
+    the forward, P and dS in the backward; the spec counts instructions per packed word of two
+    scores. Not FLOPs: only the VALU's instruction count (`Work.valu_issue`) grows."""
+    q = arch.result_relayout(pipe)
+    if q is None:
+        return
+    fed_back = 1.0 if x.phase == "fwd" else 2.0
+    work.add_valu_issue("fp32", fed_back * q.value / 2.0 * x.n)
+    work.notes.append(
+        f"{arch.key} {pipe}: scores relaid from the accumulator to the operand layout on the VALU"
+        f" ({q.value:g} instructions per packed word)"
+    )
 
 
 def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
