@@ -9,7 +9,7 @@ import pytest
 
 from data_paths import MIXBENCH_MI200
 from perfmodel import predict
-from perfmodel.arch import load_arch
+from perfmodel.arch import archspec_dir, load_arch
 from perfmodel.vocab import INT_OPS
 
 N = 33554432
@@ -33,9 +33,43 @@ def test_cdna_integer_rates_are_sourced(key, mul):
     assert a.peak_iops("valu", "int32") == pytest.approx(full * a.cus * a.clock_hz)
 
 
-def test_nvidia_and_radeon_have_no_integer_rate_yet():
-    assert load_arch("h100").int_rate("valu", "int32") is None
-    assert load_arch("rx7900xtx").int_rate("valu", "int32") is None
+# NVIDIA: 64 INT32 lanes per SM (the whitepapers' "INT32 Cores / SM"); A100 has as many FP32 lanes,
+# Hopper twice as many. Hopper's rates are effective at the spec's single 1830 MHz clock, like its FP32.
+NVIDIA = {"a100": 1.0, "h100": 0.5, "h200": 0.5}
+
+
+@pytest.mark.parametrize("key,of_fp32", sorted(NVIDIA.items()))
+def test_nvidia_integer_rates_are_sourced(key, of_fp32):
+    a = load_arch(key)
+    lanes = a.rate("valu", "fp32").value / 2  # FP32 FMA lanes per SM per clock (effective on Hopper)
+    i32, mul = a.int_rate("valu", "int32"), a.int_rate("valu", "int32_mul")
+    assert i32.value == pytest.approx(of_fp32 * lanes, rel=5e-3)
+    assert mul.value == i32.value  # IMAD on the INT32 lanes: the whitepapers' INT32 TOPS are IMAD-based
+    assert i32.source in a.sources and i32.tag in ("R", "D") and mul.tag == "D"
+    for op in ("int24", "int16", "int16_packed"):  # no NVIDIA source gives a rate: left out, not guessed
+        assert a.int_rate("valu", op) is None, (key, op)
+
+
+def test_nvidia_integer_peaks_match_the_published_tops():
+    # the whitepapers' INT32 TOPS count an IMAD as 2 ops: A100 19.5, H100 SXM5 33.5
+    assert 2 * load_arch("a100").peak_iops("valu", "int32_mul") == pytest.approx(19.5e12, rel=5e-3)
+    assert 2 * load_arch("h100").peak_iops("valu", "int32_mul") == pytest.approx(33.5e12, rel=5e-3)
+
+
+RDNA = ("rx6900xt", "w6800", "rx7900xtx", "w7900", "radeon8050s", "radeon860m", "krackan2", "rx9070xt", "r9700")
+
+
+@pytest.mark.parametrize("key", RDNA)
+def test_rdna_integer_rates_are_sourced(key):
+    a = load_arch(key)
+    full = a.simds_per_cu * a.simd_width  # 2 SIMD32 x 32 lanes, single issue
+    fp32 = a.rate("valu", "fp32")
+    assert a.int_rate("valu", "int32").value == full == fp32.extra.get("plain", fp32.value) / 2
+    assert a.int_rate("valu", "int32_mul").value == full / 4  # ValuQuarterRate32 in Mesa's ACO
+    assert a.int_rate("valu", "int32_mul").source == "ACO" and "ValuQuarterRate32" in a.sources["ACO"]
+    assert a.int_rate("valu", "int24").value == a.int_rate("valu", "int16").value == full
+    assert a.int_rate("valu", "int16_packed").value == 2 * full
+    assert "Write32Bit 5 = WriteFloatFMA 5" in a.sources["LLVMSCHED"]
 
 
 @pytest.mark.parametrize("arch", ["mi100", "mi210", "mi300x"])
@@ -70,10 +104,34 @@ def test_short_uses_the_16_bit_class():
     assert set(p.iops_by) == {"valu:int16"} and p.flops == 0
 
 
-def test_no_rate_means_not_timed_and_said():
-    (p,) = predict("mixbench", "h100", elem="int", compute_iters=128)
-    assert "compute:valu:int" not in p.terms_s
+def test_no_rate_means_not_timed_and_said(tmp_path):
+    # a spec without the multiply rate (the RX 7900 XTX's, int32_mul removed) times only the adds
+    src = (archspec_dir() / "rx7900xtx.yaml").read_text()
+    lines = [ln for ln in src.splitlines() if not ln.strip().startswith("int32_mul:")]
+    spec = tmp_path / "rx7900xtx_nomul.yaml"
+    spec.write_text("\n".join(lines) + "\n")
+    (p,) = predict("mixbench", str(spec), elem="int", compute_iters=128)
+    a = load_arch(str(spec))
+    assert a.int_rate("valu", "int32_mul") is None
+    assert p.terms_s["compute:valu:int"] > 0  # the int32 adds are timed
     assert "no valu int32_mul integer rate" in p.notes
+
+
+@pytest.mark.parametrize("arch", ["a100", "h100", "rx7900xtx"])
+def test_mixbench_int_is_compute_timed_on_nvidia_and_rdna(arch):
+    (p,) = predict("mixbench", arch, elem="int", compute_iters=128)
+    a = load_arch(arch)
+    mads = 128.5 * N
+    assert p.bound == "compute:valu" and p.flops == 0
+    assert "integer rate in its spec" not in p.notes  # the note about untimed integer ops is gone
+    want = mads / a.peak_iops("valu", "int32_mul") + mads / a.peak_iops("valu", "int32")
+    assert p.terms_s["compute:valu:int"] >= want  # wave quantization only stretches it
+
+
+def test_weight_only_dequant_is_timed_on_h100():
+    (p,) = predict("gemm", "h100", dtype="fp16", m=1, n=8192, k=8192, weight_dtype="int4")
+    assert p.terms_s["compute:valu:int"] > 0
+    assert "integer ops are not timed" not in p.notes
 
 
 def test_float_rows_are_unchanged_by_integer_support():
