@@ -159,3 +159,20 @@ def test_mixbench_int_against_the_mi210_counters():
             assert counted == pytest.approx(2 * (ci + 0.5) * N, rel=0.05)  # + address arithmetic
     assert max(errs) < 0.3  # before integer rates: up to 97 % (the 512-iteration kernel)
     assert float(np.median(errs)) < 0.15
+
+
+def test_h100_integer_rates_against_our_run():
+    """Our H100 run (benchmarks/device/results/h100-int-rates-2026-11-26.json, source PMINT): IMAD and
+    SHF issue 64 per SM per SM clock and FFMA 128, the architectural figures behind the spec's rates,
+    which are written effective at its 1830 MHz clock (x 1980 / 1830)."""
+    import json
+    from pathlib import Path
+
+    run = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/device/results/h100-int-rates-2026-11-26.json").read_text())
+    got = {r["kernel"]: r["src_ops_per_clk_sm"] for r in run["runs"][0] if "kernel" in r}
+    a = load_arch("h100")
+    per_sm_clock = 1830 / 1980
+    assert got["imad"] == pytest.approx(a.int_rate("valu", "int32_mul").value * per_sm_clock, rel=0.01)
+    assert got["shf"] == pytest.approx(a.int_rate("valu", "int32").value * per_sm_clock, rel=0.01)
+    assert got["ffma"] == pytest.approx(a.rate("valu", "fp32").value / 2 * per_sm_clock, rel=0.02)
+    assert "PMINT" in a.sources and "int_rates.cu" in a.sources["PMINT"]
