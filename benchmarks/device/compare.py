@@ -59,6 +59,9 @@ def cases(run: dict) -> list[tuple[str, str, dict, float]]:
             continue
         case = {"kernel": "gemm", "m": r["m"], "n": r["n"], "k": r["k"], "dtype": "fp8", "scaling": "tensor"}
         out.append(("gemm_fp8", f"gemm fp8 {r['m']}x{r['n']}x{r['k']}", case, r["cold_kernel_us"]))
+    for r in run.get("gemm_fp8_block", []):
+        case = {"kernel": "gemm", "m": r["m"], "n": r["n"], "k": r["k"], "dtype": "fp8", "scaling": r["scaling"], "out_dtype": "bf16"}
+        out.append(("gemm_fp8_block", f"gemm fp8 {r['scaling']} {r['m']}x{r['n']}x{r['k']}", case, r["cold_kernel_us"]))
     return [c for c in out if c[3]]
 
 

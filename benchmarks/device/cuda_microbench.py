@@ -20,6 +20,7 @@ What it measures (all medians; kernel durations from torch.profiler's CUPTI reco
             bf16 GEMMs at the shapes of published points: kernel durations, cold.
   attention_seq   SDPA cuDNN forward and backward from 128 to 4096 tokens at 2 x 32 heads.
   gemm_k    cuBLAS BF16 GEMMs, 4096^2 and 8192^2 outputs, K from 64 to 4096.
+  fp8_block torch._scaled_mm FP8 GEMMs with per-tensor and with 1x128 / 128x128 block scales.
 Sections can be named after OUT.json (default: all). It needs torch and triton with a CUDA GPU;
 nothing here runs in the test suite.
 """
@@ -573,6 +574,43 @@ def main(out_path: str, wanted: list[str]) -> None:
         result["gemm_fp8"] = rows
         save()
 
+    # --- FP8 GEMMs with DeepSeek-style block scales (1x128 activations, 128x128 weights) -------
+    def fp8_block_section() -> None:
+        """The same _scaled_mm with per-tensor scales and with block scales, shape by shape: what
+        the library pays for promoting its fp32 partial sums once per 128-deep K block."""
+        shapes = [(128, 7168, 4096), (1024, 7168, 4096), (4096, 7168, 4096), (8192, 8192, 8192)]
+        shapes += [(16384, 4608, 7168), (64, 7168, 2048)]
+        rows = []
+        for m, n, k in shapes:
+            a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+            b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn)
+            sa_row, sb_blk = torch.rand(m, k // 128, device=dev) + 0.5, torch.rand(k // 128, n // 128, device=dev) + 0.5
+            # cuBLASLt wants some scale tensors outer-dimension-major: try the layouts in turn
+            layouts = {
+                "tensor": (torch.ones((), device=dev), torch.ones((), device=dev)),
+                "block": (sa_row, sb_blk),
+                "block_a_mmajor": (sa_row.t().contiguous().t(), sb_blk),
+                "block_both_t": (sa_row.t().contiguous().t(), sb_blk.t().contiguous().t()),
+            }
+            done_block = False
+            for label, (sa, sb) in layouts.items():
+                if done_block and label.startswith("block"):
+                    continue
+
+                def fn(a=a, b=b, sa=sa, sb=sb):
+                    torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+                try:
+                    fn()
+                except (RuntimeError, ValueError) as exc:
+                    print("fp8_block skipped", (m, n, k), label, repr(exc)[:200], flush=True)
+                    continue
+                done_block = done_block or label.startswith("block")
+                row = {"m": m, "n": n, "k": k, "scaling": "tensor" if label == "tensor" else "block", "layout": label}
+                timed_row("fp8_block", rows, row, fn, 10)
+        result["gemm_fp8_block"] = rows
+        save()
+
     all_sections = {
         "scope": scope_section,
         "latency": latency_section,
@@ -588,6 +626,7 @@ def main(out_path: str, wanted: list[str]) -> None:
         "gemm": gemm_section,
         "gemm_k": gemm_k_section,
         "fp8": fp8_section,
+        "fp8_block": fp8_block_section,
     }
     chosen = [all_sections[n] for n in (wanted or list(all_sections))]
     for section in chosen:
