@@ -334,7 +334,9 @@ def test_amd_tiles_alone_on_a_cu_expose_their_epilogue_writes():
     # a short-K GEMM: each round's compute plus its C write, or the memory terms (which hold
     # those writes) where they take longer: time = max(body, compute + drain) + latencies + launch
     p = {n: s.default for n, s in get_model("gemm").params.items()}
-    p.update(m=np.array([65536.0]), n=np.array([8192.0]), k=np.array([128.0]), batch=np.array([1.0]))
+    # (K = 256: at K = 128 the ranking picks 64x64 tiles, two to a CU, for the prologue latencies
+    # one workgroup alone would pay every round)
+    p.update(m=np.array([65536.0]), n=np.array([8192.0]), k=np.array([256.0]), batch=np.array([1.0]))
     w = get_model("gemm").fn(p, a, "bf16")
     est = estimate(w, a)
     occ = occupancy(a, w, (1,))
@@ -345,6 +347,6 @@ def test_amd_tiles_alone_on_a_cu_expose_their_epilogue_writes():
     comp = max(v[0] for k, v in est.terms.items() if k.startswith("compute:"))
     lat = 2 * rounds * latency_s(a, "hbm")
     terms = {k: float(v[0]) for k, v in est.terms.items()}
-    pipe = pipeline_fill_s(terms, occ["grid"][0], occ["wgs_per_cu"][0], a.cus, np.ceil(128 / w.launch.tile_k[0]))
+    pipe = pipeline_fill_s(terms, occ["grid"][0], occ["wgs_per_cu"][0], a.cus, np.ceil(256 / w.launch.tile_k[0]))
     assert drain > 0
     assert est.time_s[0] == pytest.approx(max(body, comp + drain) + lat + pipe + est.terms["launch"][0])

@@ -25,6 +25,7 @@ from perfmodel.models.tiles import (
     operand_readers,
     out_size,
     panel_traffic,
+    runs_alone,
     smem_stages,
     vgprs,
     wave_grid,
@@ -66,6 +67,7 @@ def _choice_cost(
     wave_size: int,
     ks=None,
     rb: float = 1.0,
+    alone: bool = False,
 ):
     """Local time used only to rank configurations (the estimator times the final Work).
 
@@ -75,7 +77,9 @@ def _choice_cost(
     overlapped: real tiles do not hide all their traffic, and the sum prefers the tile that
     moves less when two tiles quantize to the same compute time. Split-K partial sums are
     charged where the estimator books them: L2, and the MALL or device memory when they do not
-    fit L2.
+    fit L2. The prologue load and epilogue store latencies are added as the estimator adds
+    them (`Launch.serial_latencies`): every round of tiles where a tile runs ``alone`` on its CU
+    (`tiles.runs_alone`), else once; so many small rounds cost what they cost there.
     """
     tiles_m = np.ceil(m * (1.0 / tile.m))
     tiles_n = np.ceil(n * (1.0 / tile.n))
@@ -89,7 +93,8 @@ def _choice_cost(
         (tile.m + tile.n * rb) * elem * r.cus / r.bw.get("l1", np.inf),
         float(wc * tile.m + wr * tile.n * rb) * elem * r.cus / r.bw.get("lds", np.inf),
     )
-    cost = np.ceil(grid * (1.0 / r.cus)) * ks * per_cu
+    rounds = np.ceil(grid * (1.0 / r.cus))
+    cost = rounds * ks * per_cu + (rounds if alone else 1.0) * 2.0 * r.lat
     l2 = multicast_requests(tiles_n * m, tiles_m * n * rb, tiles_m, tiles_n, r.cluster)
     l2 = l2 * bs * ks * (elem / r.bw.get("l2", np.inf)) + out_l2
     if np.ndim(split):
@@ -123,7 +128,8 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: fl
     for i, (tile, tk) in enumerate(cands):
         if tk not in ks_of:
             ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
-        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb)
+        alone = runs_alone(arch, tile, tk, elem, acc)
+        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone)
         better = c < best
         np.copyto(best, c, where=better)
         np.copyto(idx, i, where=better)
@@ -134,7 +140,7 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: fl
             continue
         sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
         s = fill_split(arch.cus, grid1[sel], sk, tk)
-        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb)
+        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb, alone=alone)
         better = c < best[sel]
         best[sel] = np.where(better, c, best[sel])
         idx[sel] = np.where(better, i, idx[sel])

@@ -166,6 +166,19 @@ def vgprs(arch, acc_bytes_per_wg, stage_bytes_per_wg, lanes):
     return np.ceil(regs / g) * g
 
 
+def runs_alone(arch, tile: Tile, tk: int, elem: float, acc: float) -> bool:
+    """Whether one workgroup of this tile fills a CU, so no other tile hides its prologue and
+    epilogue: its double-buffered K step takes more than half the CU's LDS, or its registers
+    leave the wave slots for fewer than two workgroups (`estimate.occupancy`'s two limits)."""
+    lds_cu = arch.capacity("lds") / arch.cus
+    occ = arch.occupancy
+    regs = vgprs(arch, tile.m * tile.n * acc, (tile.m + tile.n) * tk * elem, tile.lanes)
+    per_simd = min(occ["max_waves_per_simd"].value, occ["vgprs_per_lane"].value // max(float(regs), 1.0))
+    waves_per_wg = -(-tile.lanes // arch.wave_size)
+    by_waves = (max(per_simd, 1.0) * arch.simds_per_cu) // waves_per_wg
+    return 2.0 * (tile.m + tile.n) * tk * elem > lds_cu / 2 or by_waves < 2
+
+
 def gemm_candidates(arch, elem: float, acc: float, k_tiles=None) -> list[tuple[Tile, int]]:
     """Legal (tile, k_tile) pairs: double-buffered A and B K-steps fit the LDS of one workgroup,
     the fp32 accumulators fit the register budget, the workgroup fits the lane limit. ``k_tiles``:
@@ -325,13 +338,17 @@ class Rates:
     mem: str  # the device-memory level
     caps: dict  # cache level -> device-wide bytes it holds (`traffic.serving_capacities`)
     cluster: float = 1.0  # workgroups that share one operand tile's L2 read (`multicast_cluster`)
+    lat: float = 0.0  # device-memory load latency, s (`rates.latency_s`): a round's prologue and epilogue
 
     @classmethod
     def of(cls, arch, pipe: str, dtype: str) -> Rates:
         bw = {lv: arch.bandwidth(lv) for lv in arch.levels}
         caps = traffic.serving_capacities(arch)
         cluster = multicast_cluster(arch)
-        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level, caps, cluster)
+        from perfmodel.rates import latency_s
+
+        lat = latency_s(arch, arch.memory_level)
+        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level, caps, cluster, lat)
 
 
 def multicast_cluster(arch) -> float:
