@@ -99,29 +99,35 @@ class Estimate:
 
 
 # --- occupancy ----------------------------------------------------------------------------
-def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
-    """Resident workgroups per CU from registers, LDS, wave slots; waves on the device."""
-    L = work.launch
+def workgroups_per_cu(arch: Arch, wg_size, vgprs, lds) -> tuple[np.ndarray, np.ndarray]:
+    """(workgroups one CU holds at once, at least 1; waves per workgroup) for workgroups of
+    ``wg_size`` lanes using ``vgprs`` registers per lane (0: unknown, no limit) and ``lds`` bytes:
+    the wave slots the registers leave on each SIMD, and the CU's LDS."""
     occ = arch.occupancy
-    wave = arch.wave_size
-    ones = np.ones(shape)
-    wg_size = np.asarray(L.workgroup_size if L else 256, dtype=float) * ones
-    grid = np.asarray(L.grid if L else 0, dtype=float) * ones
-    vgprs = np.asarray(L.vgprs if L else 0, dtype=float) * ones
-    lds = np.asarray(L.lds_bytes if L else 0, dtype=float) * ones
-    waves_per_wg = np.maximum(1.0, np.ceil(wg_size / wave))
+    wg_size, vgprs, lds = (np.asarray(x, dtype=float) for x in (wg_size, vgprs, lds))
+    waves_per_wg = np.maximum(1.0, np.ceil(wg_size / arch.wave_size))
     max_w = occ["max_waves_per_simd"].value
     gran = occ["vgpr_granule"].value
     per_lane = occ["vgprs_per_lane"].value
     with np.errstate(divide="ignore", invalid="ignore"):
         by_vgpr = np.where(vgprs > 0, np.floor(per_lane / (np.ceil(vgprs / gran) * gran)), max_w)
-    waves_per_simd = np.clip(by_vgpr, 1, max_w)
-    wave_slots = waves_per_simd * arch.simds_per_cu
+    wave_slots = np.clip(by_vgpr, 1, max_w) * arch.simds_per_cu
     wg_by_waves = np.floor(wave_slots / waves_per_wg)
     lds_per_cu = arch.capacity("lds") / arch.cus
     with np.errstate(divide="ignore", invalid="ignore"):
         wg_by_lds = np.where(lds > 0, np.floor(lds_per_cu / np.maximum(lds, 1)), np.inf)
-    wgs_per_cu = np.maximum(1.0, np.minimum(wg_by_waves, wg_by_lds))
+    return np.maximum(1.0, np.minimum(wg_by_waves, wg_by_lds)), waves_per_wg
+
+
+def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
+    """Resident workgroups per CU from registers, LDS, wave slots; waves on the device."""
+    L = work.launch
+    ones = np.ones(shape)
+    wg_size = np.asarray(L.workgroup_size if L else 256, dtype=float) * ones
+    grid = np.asarray(L.grid if L else 0, dtype=float) * ones
+    vgprs = np.asarray(L.vgprs if L else 0, dtype=float) * ones
+    lds = np.asarray(L.lds_bytes if L else 0, dtype=float) * ones
+    wgs_per_cu, waves_per_wg = workgroups_per_cu(arch, wg_size, vgprs, lds)
     # grid 0 means "enough work to fill the GPU" (a model that does not say)
     grid_eff = np.where(grid > 0, grid, arch.cus * wgs_per_cu * 4)
     resident_wgs = np.minimum(grid_eff, arch.cus * wgs_per_cu)

@@ -25,3 +25,21 @@ def mi300x():
     from perfmodel.arch import load_arch
 
     return load_arch("mi300x")
+
+
+@pytest.fixture
+def edited_arch(tmp_path):
+    """A shipped archspec changed by ``edit`` (a function of its YAML tree), loaded from a copy
+    in tmp_path: ``edited_arch("rx7900xtx", lambda spec: ...)`` -> Arch."""
+    import yaml
+
+    from perfmodel.arch import archspec_dir, load_arch
+
+    def load(key: str, edit) -> object:
+        spec = yaml.safe_load((archspec_dir() / f"{key}.yaml").read_text())
+        edit(spec)
+        p = tmp_path / f"{key}-edited.yaml"
+        p.write_text(yaml.safe_dump(spec, sort_keys=False))
+        return load_arch(str(p))
+
+    return load

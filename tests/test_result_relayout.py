@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import yaml
 
-from perfmodel.arch import archspec_dir, load_arch
+from perfmodel.arch import load_arch
 from perfmodel.models.registry import get_model
 
 GFX11 = ("rx7900xtx", "w7900", "radeon8050s", "radeon860m", "krackan2")
@@ -19,12 +18,8 @@ def _work(arch, phase: str):
     return get_model("attention").fn(p, arch, "fp16")
 
 
-def _without(tmp_path):
-    spec = yaml.safe_load((archspec_dir() / "rx7900xtx.yaml").read_text())
-    del spec["pipes"]["wmma"]["result_relayout"]
-    p = tmp_path / "rx7900xtx-norelayout.yaml"
-    p.write_text(yaml.safe_dump(spec, sort_keys=False))
-    return load_arch(str(p))
+def _without(edited_arch):
+    return edited_arch("rx7900xtx", lambda spec: spec["pipes"]["wmma"].pop("result_relayout"))
 
 
 def test_gfx11_specs_carry_the_relayout_and_others_do_not():
@@ -37,9 +32,9 @@ def test_gfx11_specs_carry_the_relayout_and_others_do_not():
 
 
 @pytest.mark.parametrize("phase, fed_back", [("fwd", 1.0), ("bwd", 2.0)])
-def test_relayout_adds_its_instructions_per_score(tmp_path, phase, fed_back):
+def test_relayout_adds_its_instructions_per_score(edited_arch, phase, fed_back):
     a = load_arch("rx7900xtx")
-    with_it, without = _work(a, phase), _work(_without(tmp_path), phase)
+    with_it, without = _work(a, phase), _work(_without(edited_arch), phase)
     n = CASE["batch"] * CASE["heads"] * CASE["seq_q"] ** 2  # scores, non-causal
     extra = with_it.valu_issue["valu:fp32"] - without.valu_issue["valu:fp32"]
     assert float(extra[0]) == pytest.approx(fed_back * 1.5 * n)  # 3 instructions per 2 scores each time

@@ -20,13 +20,9 @@ def _attention(arch, **kw):
     return estimate(get_model("attention").fn(p, arch, "fp16"), arch)
 
 
-def _without_the_rule(tmp_path):
+def _without_the_rule(edited_arch):
     """The rx7900xtx spec with its `valu_coexec` figure removed."""
-    spec = yaml.safe_load((archspec_dir() / "rx7900xtx.yaml").read_text())
-    del spec["pipes"]["wmma"]["valu_coexec"]
-    p = tmp_path / "rx7900xtx-coexec.yaml"
-    p.write_text(yaml.safe_dump(spec, sort_keys=False))
-    return load_arch(str(p))
+    return edited_arch("rx7900xtx", lambda spec: spec["pipes"]["wmma"].pop("valu_coexec"))
 
 
 def test_rdna3_spec_says_wmma_cannot_coexecute():
@@ -49,7 +45,7 @@ def _chain(arch, waves: float) -> dict:
 
 
 @pytest.mark.parametrize("waves", [1.0, 2.0, 4.0])
-def test_rdna3_chain_is_the_sum_at_any_occupancy(tmp_path, waves):
+def test_rdna3_chain_is_the_sum_at_any_occupancy(edited_arch, waves):
     a = load_arch("rx7900xtx")
     got = _chain(a, waves)
     assert got["compute:wmma:fp16"] == pytest.approx(4.5)  # 3 + 1 + 0.5: nothing runs beside a WMMA
@@ -57,12 +53,12 @@ def test_rdna3_chain_is_the_sum_at_any_occupancy(tmp_path, waves):
     # the same spec without the figure hides more of the chain's shorter parts the more waves cycle
     r = 1.5 / 3.0  # the VALU-side stage against the WMMA stage
     expect = 3.0 * (1 - r ** (waves + 1)) / (1 - r**waves)  # closed cycle of `waves` waves: 4.5, 3.5, 3.1
-    assert _chain(_without_the_rule(tmp_path), waves)["compute:wmma:fp16"] == pytest.approx(expect)
+    assert _chain(_without_the_rule(edited_arch), waves)["compute:wmma:fp16"] == pytest.approx(expect)
     assert expect <= 4.5
 
 
-def test_rdna3_attention_is_slower_than_without_the_rule(tmp_path):
-    e, f = _attention(load_arch("rx7900xtx")), _attention(_without_the_rule(tmp_path))
+def test_rdna3_attention_is_slower_than_without_the_rule(edited_arch):
+    e, f = _attention(load_arch("rx7900xtx")), _attention(_without_the_rule(edited_arch))
     assert any(k.startswith("compute:wmma") for k in e.terms) and "compute:valu:fp32" in e.terms
     assert float(e.time_s[0]) > float(f.time_s[0])
 

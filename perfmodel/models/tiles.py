@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from perfmodel import dtypes
+from perfmodel.estimate import workgroups_per_cu
 from perfmodel.models import traffic
 from perfmodel.work import Work
 
@@ -168,15 +169,11 @@ def vgprs(arch, acc_bytes_per_wg, stage_bytes_per_wg, lanes):
 
 def runs_alone(arch, tile: Tile, tk: int, elem: float, acc: float) -> bool:
     """Whether one workgroup of this tile fills a CU, so no other tile hides its prologue and
-    epilogue: its double-buffered K step takes more than half the CU's LDS, or its registers
-    leave the wave slots for fewer than two workgroups (`estimate.occupancy`'s two limits)."""
-    lds_cu = arch.capacity("lds") / arch.cus
-    occ = arch.occupancy
+    epilogue: the estimator's occupancy (`estimate.workgroups_per_cu`) of the registers and the
+    double-buffered LDS that `gemm_tiling.gemm_work` gives the tile's launch."""
     regs = vgprs(arch, tile.m * tile.n * acc, (tile.m + tile.n) * tk * elem, tile.lanes)
-    per_simd = min(occ["max_waves_per_simd"].value, occ["vgprs_per_lane"].value // max(float(regs), 1.0))
-    waves_per_wg = -(-tile.lanes // arch.wave_size)
-    by_waves = (max(per_simd, 1.0) * arch.simds_per_cu) // waves_per_wg
-    return 2.0 * (tile.m + tile.n) * tk * elem > lds_cu / 2 or by_waves < 2
+    wgs, _ = workgroups_per_cu(arch, tile.lanes, regs, 2.0 * (tile.m + tile.n) * tk * elem)
+    return bool(wgs < 2)
 
 
 def gemm_candidates(arch, elem: float, acc: float, k_tiles=None) -> list[tuple[Tile, int]]:
