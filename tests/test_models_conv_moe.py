@@ -292,3 +292,19 @@ def test_moe_kernels_are_timed_each_with_its_own_grid():
     # the up kernel alone (its 768 x 4096 x 8 experts of weights over its own grid) is slower
     # than the same bytes would move over the down kernel's larger grid
     assert t_up > float(np.ravel(estimate(replace(up, launch=down.launch), A).time_s)[0])
+
+
+def test_moe_up_kernel_never_splits_k():
+    """The up kernel's epilogue applies the activation to finished sums (act(a + b) is not
+    act(a) + act(b)), so its K is never split across workgroups even where its tiles underfill
+    the CUs; the down GEMM, whose epilogue only adds, may split, as a plain GEMM of the same
+    shape does."""
+    shape = dict(tokens=1, experts=128, topk=8, hidden=4096, inter=384)
+    w = run("moe", "fp8", {"router": False, "scaling": "block"}, **shape)
+    (down,) = w.serial
+    assert float(np.ravel(w.launch.split_k)[0]) == 1.0
+    assert float(np.ravel(w.launch.k_steps)[0]) * float(np.ravel(w.launch.tile_k)[0]) >= 4096
+    # the same up product as a plain GEMM (no activation to apply) does split K
+    g = run("gemm", "fp8", {"scaling": "block"}, m=1, n=768, k=4096, batch=8)
+    assert float(np.ravel(g.launch.split_k)[0]) > 1.0
+    assert float(np.ravel(down.launch.split_k)[0]) >= 1.0

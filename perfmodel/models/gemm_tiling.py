@@ -113,10 +113,10 @@ def _choice_cost(
     return cost
 
 
-def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: float = 1.0, k_tiles=None):
+def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: float = 1.0, k_tiles=None, split_k: bool = True):
     """The configuration a library would pick per shape: every legal tile timed at split 1 and,
-    where its grid underfills the CUs, at the split-K that fills them; the fastest kept.
-    Returns (tile_m, tile_n, tile_k, lanes, split) arrays."""
+    where its grid underfills the CUs (and ``split_k`` allows it), at the split-K that fills
+    them; the fastest kept. Returns (tile_m, tile_n, tile_k, lanes, split) arrays."""
     shape = m.shape
     cands = gemm_candidates(arch, elem, acc, k_tiles)
     best = np.full(shape, np.inf)
@@ -136,7 +136,7 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: fl
         np.copyto(split, 1.0, where=better)
         grid1 = np.ceil(m / tile.m) * np.ceil(n / tile.n) * batch
         sel = np.nonzero((grid1 * 2 <= arch.cus) & (k >= 4 * tk))
-        if not sel[0].size:
+        if not split_k or not sel[0].size:
             continue
         sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
         s = fill_split(arch.cus, grid1[sel], sk, tk)
@@ -336,6 +336,7 @@ def gemm_work(
     scaling: str = "none",
     work: Work | None = None,
     linear_layer: bool = False,
+    split_k: bool = True,
 ):
     """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
 
@@ -346,6 +347,9 @@ def gemm_work(
     main loop (W4A16, W8A16; see `add_weight_only`).
     ``linear_layer``: a plain product (a linear layer, a router), which may run the GEMV below;
     grouped, expert and implicit-convolution GEMMs run their tile kernels at any m.
+    ``split_k``: False where the epilogue applies a nonlinear function to the finished sums (a
+    fused activation: act(sum of partials) is not the sum of act(partials)), so K cannot be split
+    across workgroups without a separate reduction kernel.
     Returns (work, launch).
     """
     work = work if work is not None else Work()
@@ -362,7 +366,7 @@ def gemm_work(
     weight_only = weight_dtype not in ("auto", dtype)
     rb_choice = dtypes.size(weight_dtype) / elem if weight_only else 1.0
     k_tiles = scale_k_tiles(arch, pipe, scaling)
-    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice, k_tiles)
+    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice, k_tiles, split_k)
     gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling) & linear_layer
     if np.any(gemv):
         work.note("a GEMV kernel (at most 4 rows, fp16/bf16 on AMD: vLLM wvSplitK, AITER decode): tile = 16 padded rows x the columns of one workgroup", gemv)

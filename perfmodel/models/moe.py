@@ -6,7 +6,9 @@
 - up: grouped GEMM over the touched experts, K = hidden. ``gated=true`` (default): up and gate
   fused, N = 2*inter, the epilogue writes act(gate)*up (tokens*topk x inter); ``gated=false``:
   a plain up projection, N = inter, the epilogue writes act(up). The activation's per-element
-  work is in `activations.PER_ELEMENT`; the gating multiply adds one VALU FLOP per element;
+  work is in `activations.PER_ELEMENT`; the gating multiply adds one VALU FLOP per element.
+  The activation needs each output's whole K sum, so this kernel never splits K, however few
+  tiles a decode-sized batch gives it;
 - down: grouped GEMM N = hidden, K = inter;
 - combine: the topk outputs of a token summed with their routing weights (an FMA per element).
 
@@ -70,7 +72,8 @@ def moe(p: dict, arch, dtype: str) -> Work:
     wo = gemm_tiling.weight_only_args(p)
     work = Work()  # the up (+gate) kernel with its fused activation; the others run after it
     _, work.launch = gemm_tiling.gemm_work(
-        arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, scaling=scaling, work=work, **wo
+        arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, scaling=scaling, work=work,
+        split_k=False, **wo  # the activation needs the whole K sum (see `gemm_tiling.gemm_work`)
     )
     pipe = next(iter(work.flops)).split(":")[0]
     gemm_tiling.add_scaling(work, arch, pipe, m_e, n_up, hd, et, scaling)
