@@ -212,6 +212,23 @@ def test_softmax_multi_pass_rereads_hbm(mi250x):
     assert val(w.bytes_write, "hbm") == 4 * e
 
 
+def test_softmax_long_rows_fit_a_hopper_cluster():
+    """A 131072-column fp32 row (512 KiB) exceeds one CTA's 228 KiB but fits a cluster of 16
+    CTAs pooling distributed shared memory (QuACK's long-row softmax on sm_90): one read of x.
+    The A100 (sm_80) has no clusters, so the same row takes a second pass that re-reads x."""
+    rows, cols = 16384, 131072
+    e = rows * cols
+    h100 = run("softmax", load_arch("h100"), "fp32", rows=rows, cols=cols)
+    a100 = run("softmax", load_arch("a100"), "fp32", rows=rows, cols=cols)
+    assert val(h100.bytes_read, "hbm") == 4 * e
+    assert val(h100.flops, "sfu:fp32") == e + rows  # one pass: one exp per element
+    assert val(a100.bytes_read, "hbm") == 8 * e
+    assert val(a100.flops, "sfu:fp32") == 2 * e + rows
+    # beyond 16 CTAs' worth (16 x 228 KiB) the row takes two passes on the H100 too
+    big = run("softmax", load_arch("h100"), "fp32", rows=4096, cols=1 << 20)
+    assert val(big.flops, "sfu:fp32") == 2 * 4096 * (1 << 20) + 4096
+
+
 def test_softmax_small_rows_one_wave_per_row(mi300x):
     # cols 128 fp16 = 256 B <= 64 lanes x 16 B: one wave per row, 4 rows per 256-wide workgroup
     w = run("softmax", mi300x, "fp16", rows=4096, cols=128)

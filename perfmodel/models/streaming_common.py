@@ -53,6 +53,16 @@ def lds_per_workgroup(arch) -> float:
     return float(arch.occupancy["lds_per_workgroup"].value)
 
 
+def row_budget(arch) -> float:
+    """Bytes of one row a row-wise kernel can keep on chip for a single pass: one workgroup's
+    LDS, or a thread-block cluster's where the target pools it (`row_cluster_workgroups`:
+    Hopper's distributed shared memory, which QuACK's long-row kernels use)."""
+    from perfmodel.rates import constants
+
+    c = constants().get("row_cluster_workgroups", {}).get(arch.gfx)
+    return lds_per_workgroup(arch) * (float(c["value"]) if c else 1.0)
+
+
 def in_flight(arch, load_bytes, loads) -> np.ndarray:
     """Bytes one wave keeps in flight: lanes x bytes per load x loads issued before the first use."""
     return arch.wave_size * np.asarray(load_bytes, dtype=float) * np.asarray(loads, dtype=float)
@@ -82,7 +92,7 @@ def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0) -> dict
     wave, four rows per 256-work-item workgroup (PyTorch's warp softmax / persistent norms);
     a longer row gets one workgroup of the next power of two of work-items that covers it at
     16 B per lane, capped at the arch's largest workgroup. ``fits`` says whether the row fits the
-    workgroup's on-chip budget (``occupancy.lds_per_workgroup``), i.e. a single pass.
+    on-chip budget (`row_budget`: the workgroup's LDS, or a cluster's), i.e. a single pass.
     """
     rows = np.asarray(rows, dtype=float)
     cols = np.asarray(cols, dtype=float)
@@ -105,7 +115,7 @@ def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0) -> dict
         "grid": grid,
         "rows_per_wg": rows_per_wg,
         "waves_per_row": np.where(wave_row, 1.0, wg / wave),
-        "fits": (row_bytes <= lds_per_workgroup(arch)) & (split == 1),
+        "fits": (row_bytes <= row_budget(arch)) & (split == 1),
         "split": split,
         "flight": in_flight(arch, load, loads),
     }
