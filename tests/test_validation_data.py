@@ -36,6 +36,7 @@ def test_ids_unique_and_fields_present():
         assert not missing, f"{p.get('id')}: missing {missing}"
         assert p["arch"] in archs, p["id"]
         assert p["scope"] in ("kernel", "events", "host"), p["id"]
+        assert p.get("warm", False) in (True, False), f"{p['id']}: warm must be true or false"
         assert str(p["source"]).startswith("https://"), p["id"]
 
 
