@@ -1,0 +1,78 @@
+"""How consistent the GEMM tile ranking is with the estimator (no measurement involved).
+
+For every held-out `gemm` point of validation/ (the shapes, not the times), time the tile the
+ranking picks (`gemm_tiling._choose`) and every split-1 candidate of `tiles.gemm_candidates`
+with the full estimator; print the regret, the pick's time over the best of them. A regret of
+1 means the ranking picks what the estimator itself times fastest. GEMV-path shapes (m <= 4 on
+16-row tiles) are left out: they do not rank tiles.
+
+    python scripts/tile_regret.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import accuracy  # noqa: E402  (the validation loader)
+
+from perfmodel import dtypes  # noqa: E402
+from perfmodel.arch import load_arch  # noqa: E402
+from perfmodel.cases import normalize_all  # noqa: E402
+from perfmodel.estimate import estimate  # noqa: E402
+from perfmodel.models import gemm_tiling, tiles  # noqa: E402
+from perfmodel.models.registry import get_model  # noqa: E402
+
+_ranked = gemm_tiling._choose
+_forced: dict = {}
+
+
+def _choose(arch, r, m, n, k, batch, elem, acc, out, rb=1.0, k_tiles=None, split_k=True):
+    """The ranking's choice, or the forced tile at split 1."""
+    if _forced:
+        return tuple(np.full(m.shape, float(_forced[f])) for f in ("tm", "tn", "tk", "lanes")) + (np.ones(m.shape),)
+    return _ranked(arch, r, m, n, k, batch, elem, acc, out, rb, k_tiles, split_k)
+
+
+def main() -> None:
+    gemm_tiling._choose = _choose
+    points = json.loads((ROOT / "validation" / "accuracy.json").read_text())["points"]
+    held = {p["id"] for p in points if p.get("shipped") and not p["shipped"]["in_sample"]}
+    model = get_model("gemm")
+    regrets = []
+    for e in accuracy.load_points():
+        if e["id"] not in held or e["case"]["kernel"] != "gemm":
+            continue
+        case = normalize_all([dict(e["case"])], [e["arch"]], scope="kernel")[0]
+        arch = load_arch(e["arch"])
+        params = {
+            key: np.atleast_1d(np.asarray(v, dtype=float)) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+            for key, v in case.params.items()
+        }
+        _forced.clear()
+        work = model.fn(params, arch, case.dtype)
+        if float(np.ravel(work.launch.tile_m)[0]) <= 16 and case.params.get("m", 99) <= 4:
+            continue
+        picked = float(np.ravel(estimate(work, arch).time_s)[0])
+        best = picked
+        for tile, tk in tiles.gemm_candidates(arch, dtypes.size(case.dtype), 4.0):
+            _forced.update(tm=tile.m, tn=tile.n, tk=tk, lanes=tile.lanes)
+            best = min(best, float(np.ravel(estimate(model.fn(params, arch, case.dtype), arch).time_s)[0]))
+        _forced.clear()
+        regrets.append(picked / best)
+    r = np.array(regrets)
+    print(
+        f"held-out GEMM shapes: {len(r)}; regret (ranked pick / estimator's best split-1 tile): "
+        f"median {np.median(r):.3f}, mean {r.mean():.3f}, p90 {np.percentile(r, 90):.3f}, "
+        f"above 1.05: {(r > 1.05).mean():.0%}"
+    )
+
+
+if __name__ == "__main__":
+    main()
