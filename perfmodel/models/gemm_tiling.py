@@ -19,6 +19,7 @@ from perfmodel.models.tiles import (
     add_operand_reads,
     fill_split,
     gemm_candidates,
+    lds_limit,
     matrix_pipe,
     multicast_cluster,
     multicast_requests,
@@ -406,7 +407,7 @@ def gemm_work(
         epilogue_bytes=tm * tn * np.where(split > 1, PARTIAL_BYTES, out_elem * out_scale),
     )
     if np.any(gemv):  # one GEMV workgroup per CU: it holds the LDS
-        lds_cu = min(arch.capacity("lds") / arch.cus, float(arch.occupancy["lds_per_workgroup"].value))
+        lds_cu = min(arch.capacity("lds") / arch.cus, lds_limit(arch))
         launch.lds_bytes = np.where(gemv, lds_cu, launch.lds_bytes)
         launch.vgprs = np.where(gemv, g["vgprs"], launch.vgprs)
         launch.bytes_in_flight_per_wave = np.where(gemv, g["flight"], 0.0)  # 0: the default elsewhere

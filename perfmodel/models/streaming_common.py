@@ -15,7 +15,7 @@ import numpy as np
 from perfmodel import dtypes
 from perfmodel.models import traffic
 from perfmodel.models.registry import Param
-from perfmodel.models.tiles import SPLITS
+from perfmodel.models.tiles import SPLITS, lds_limit
 from perfmodel.work import Launch, Work
 
 # Widest global load a lane issues (global_load_dwordx4): 16 bytes.
@@ -48,11 +48,6 @@ def resident_workgroups(arch, workgroup_size) -> np.ndarray:
     return arch.cus * np.maximum(1.0, np.floor(waves_per_cu(arch) / waves))
 
 
-def lds_per_workgroup(arch) -> float:
-    """Bytes of LDS one workgroup may allocate (the on-chip row budget of norms/softmax)."""
-    return float(arch.occupancy["lds_per_workgroup"].value)
-
-
 def row_budget(arch) -> float:
     """Bytes of one row a row-wise kernel can keep on chip for a single pass: one workgroup's
     LDS, or a thread-block cluster's where the target pools it (`row_cluster_workgroups`:
@@ -60,7 +55,7 @@ def row_budget(arch) -> float:
     from perfmodel.rates import constants
 
     c = constants().get("row_cluster_workgroups", {}).get(arch.gfx)
-    return lds_per_workgroup(arch) * (float(c["value"]) if c else 1.0)
+    return lds_limit(arch) * (float(c["value"]) if c else 1.0)
 
 
 def in_flight(arch, load_bytes, loads) -> np.ndarray:

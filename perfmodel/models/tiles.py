@@ -130,6 +130,8 @@ ACC_VGPRS_NVIDIA = 192
 
 
 def lds_limit(arch) -> float:
+    """Bytes of LDS (shared memory) one workgroup may allocate: the budget of a tile's staged
+    K steps and of a row kernel's on-chip row (`streaming_common.row_budget`)."""
     return float(arch.occupancy["lds_per_workgroup"].value)
 
 
