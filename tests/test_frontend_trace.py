@@ -142,3 +142,20 @@ def test_channels_last_convolution_is_traced_as_nhwc():
     assert cases[torch.channels_last]["layout"] == "nhwc" and cases[torch.contiguous_format]["layout"] == "nchw"
     t = {fmt: perfmodel.predict(**{**c, "arch": "mi300x"})[0].time_us for fmt, c in cases.items()}
     assert t[torch.contiguous_format] > t[torch.channels_last]
+
+
+def test_fused_add_rmsnorm_ops_are_row_kernels_moving_two_tensors_each_way():
+    """aiter::add_rmsnorm (out, x, residual_in, residual_out, weight), vLLM's fused_add_rms_norm and
+    perfmodel's own marker op: an RMSNorm row kernel with reads=2 writes=2, not a flat elementwise op."""
+    from perfmodel.frontend.opmap import to_case
+
+    x = (15360, 4096)
+    recs = [
+        OpRecord(op="aiter::add_rmsnorm", inputs=[x, x, x, x, (4096,)], dtypes=["c10::BFloat16"] * 5),
+        OpRecord(op="_C::fused_add_rms_norm", inputs=[x, x, (4096,)], dtypes=["c10::BFloat16"] * 3),
+        OpRecord(op="perfmodel::fused_add_rms_norm", inputs=[x, x, (4096,)], dtypes=["torch.bfloat16"] * 3),
+    ]
+    for rec in recs:
+        case, why = to_case(rec)
+        assert why is None, rec.op
+        assert case == {"kernel": "rmsnorm", "rows": 15360, "cols": 4096, "reads": 2, "writes": 2, "dtype": "bf16"}, rec.op

@@ -178,10 +178,11 @@ def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
         x = dims[0]
         return {"kernel": "rmsnorm", "dtype": dt, "rows": x[0], "cols": x[1]}, {}, "aiter rmsnorm"
     if name == "aiter::add_rmsnorm":
+        # out, input, residual_in, residual_out, weight: the input and the residual read, both written
         x = dims[0]
         return (
-            {"kernel": "rmsnorm", "dtype": dt, "rows": x[0], "cols": x[1]},
-            {"fused_residual_add": True},
+            {"kernel": "rmsnorm", "dtype": dt, "rows": x[0], "cols": x[1], "reads": 2, "writes": 2},
+            {},
             "aiter fused add+rmsnorm",
         )
     if name.startswith("triton_red_fused") and "mean_mul_pow_rsqrt" in name and len(dims[0]) == 3:

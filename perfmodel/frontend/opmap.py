@@ -285,13 +285,19 @@ def _triton(rec: OpRecord, name: str, ts: list[tuple]) -> dict | str:
             "_note": f"Triton {kind}: bytes of its tensor arguments, output the size of the largest"}
 
 
+def _fused_add_rmsnorm(x: tuple) -> dict:
+    """A residual add fused into an RMSNorm (vLLM `fused_add_rms_norm`, aiter `add_rmsnorm`): a row
+    kernel that reads x and the residual and writes the output and the updated residual."""
+    return {"kernel": "rmsnorm", "rows": numel(x) // x[-1], "cols": int(x[-1]), "reads": 2, "writes": 2}
+
+
 def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     """Serving-engine custom ops (aiter, sgl_kernel, vllm _C) that record their shapes."""
     if name in ("rmsnorm", "rms_norm", "rmsnorm2d_fwd"):
         x = ts[0]
         return {"kernel": "rmsnorm", "rows": numel(x) // x[-1], "cols": int(x[-1])}
     if name in ("add_rmsnorm", "fused_add_rms_norm", "rmsnorm2d_fwd_with_add"):
-        return {"kernel": "elementwise", "n": int(numel(ts[0])), "reads": 2.0, "writes": 2, "flops_per_element": 5}
+        return _fused_add_rmsnorm(ts[0])
     if name in ("gemm_a16w16", "gemm_a8w8", "tgemm_mm", "wvSplitK", "LLMM1"):
         (m, k), (n, _) = ts[0], ts[1]
         return _gemm(m, n, k)
@@ -357,9 +363,8 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         q, k = ts[0], ts[1]
         n = numel(q) + numel(k)
         return {"kernel": "elementwise", "n": n, "reads": 1.0, "writes": 1, "flops_per_element": 3}
-    if name == "fused_add_rms_norm":  # reads x and the residual, writes both; a streaming row kernel
-        n = numel(ts[0])
-        return {"kernel": "elementwise", "n": n, "reads": 2.0, "writes": 2, "flops_per_element": 5}
+    if name == "fused_add_rms_norm":
+        return _fused_add_rmsnorm(ts[0])
     if name == "silu_and_mul":  # reads gate and up (2n), writes n
         return _gated(numel(ts[0]) // 2, "silu")
     if name == "reshape_and_cache":  # copies the new K and V into the cache
