@@ -276,6 +276,7 @@ def kernel_families(models) -> list[dict]:
                     "default": _param_default(p),
                     "choices": list(p.choices) or None,
                     "minimum": p.minimum if p.kind in (int, float) else None,
+                    "form": p.pattern_text or None,
                     "help": p.help,
                 }
             )
@@ -294,6 +295,8 @@ def kernel_families(models) -> list[dict]:
 def _allowed(p: dict) -> str:
     if p["choices"]:
         return ", ".join(str(c) for c in p["choices"])
+    if p.get("form"):
+        return p["form"]
     if p["type"] == "bool":
         return "true, false"
     if p["minimum"] is not None:

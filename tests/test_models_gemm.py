@@ -350,3 +350,45 @@ def test_block_scaled_gemm_steps_whole_scale_blocks_along_k():
     assert gemm_tiling.scale_k_tiles(load_arch("mi300x"), "mfma", "mx") == (64, 32)
     assert gemm_tiling.scale_k_tiles(load_arch("mi355x"), "mfma", "mx") is None  # native MX
     assert gemm_tiling.scale_k_tiles(load_arch("mi300x"), "mfma", "none") is None
+
+
+@pytest.mark.parametrize("arch,dtype,m,n,k", [("mi300x", "bf16", 128, 4096, 4096), ("mi355x", "fp8", 4096, 4096, 1024),
+                                              ("h100", "bf16", 64, 8192, 8192), ("rx7900xtx", "fp16", 2048, 2048, 2048)])
+def test_pinning_the_models_own_configuration_changes_nothing(arch, dtype, m, n, k):
+    """tile= and split_k= time the configuration a case names: naming the one the ranking picked
+    gives the same prediction, to the last byte (one code path, not a second estimate)."""
+    import perfmodel
+
+    (auto,) = perfmodel.predict("gemm", arch, dtype=dtype, m=m, n=n, k=k)
+    split = max(1, round(auto.grid / (np.ceil(m / int(auto.tile.split("x")[0])) * np.ceil(n / int(auto.tile.split("x")[1])))))
+    (pinned,) = perfmodel.predict("gemm", arch, dtype=dtype, m=m, n=n, k=k, tile=auto.tile, split_k=split)
+    assert pinned.tile == auto.tile and pinned.grid == auto.grid
+    assert pinned.time_s == auto.time_s and pinned.bytes == auto.bytes
+
+
+def test_a_pinned_tile_and_split_are_what_is_timed():
+    """MI355X fp4 128 x 8192 x 8192: the model's pick splits K over its 128x256 tiles; split_k=1
+    is slower; tile=128x256 split_k=1 times 32 workgroups for 256 CUs; split_k=4 on that tile
+    gives 4 x 32 workgroups and a shorter time."""
+    import perfmodel
+
+    kw = dict(dtype="fp4", m=128, n=8192, k=8192, scaling="mx")
+    (auto,) = perfmodel.predict("gemm", "mi355x", **kw)
+    (one,) = perfmodel.predict("gemm", "mi355x", split_k=1, **kw)
+    (pinned,) = perfmodel.predict("gemm", "mi355x", tile="128x256", split_k=1, **kw)
+    (four,) = perfmodel.predict("gemm", "mi355x", tile="128x256x64", split_k=4, **kw)
+    assert auto.grid > 32 and "split-K" in auto.notes
+    assert "split-K" not in one.notes and one.time_s > 1.5 * auto.time_s
+    assert pinned.tile == "128x256x64" and pinned.grid == 32 and pinned.wgs_per_cu >= 1
+    assert four.grid == 4 * 32 and four.time_s < pinned.time_s
+    assert pinned.flops == auto.flops  # the same product, whatever the configuration
+
+
+@pytest.mark.parametrize("tile,match", [("foo", "expected auto, MxN or MxNxK"), ("0x64", "expected auto"),
+                                        ("4096x4096", "accumulators need"), ("256x256x512", "KiB of LDS")])
+def test_a_tile_no_workgroup_can_hold_is_refused(tile, match):
+    import perfmodel
+
+    with pytest.raises(InputError, match=match) as e:
+        perfmodel.predict("gemm", "mi300x", m=256, n=256, k=256, tile=tile)
+    assert e.value.key == "tile"

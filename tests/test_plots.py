@@ -273,7 +273,7 @@ def test_to_pandas_without_pandas_says_how(monkeypatch):
     with pytest.raises(ImportError, match="pip install pandas"):
         p.to_pandas()
     t = perfmodel.kernels("gemm")
-    assert [r["key"] for r in t.rows] == ["m", "n", "k", "batch", "layout", "out_dtype", "scaling", "weight_dtype", "group_size"] and "<table>" in t._repr_html_()
+    assert [r["key"] for r in t.rows] == ["m", "n", "k", "batch", "layout", "out_dtype", "scaling", "weight_dtype", "group_size", "tile", "split_k"] and "<table>" in t._repr_html_()
 
 
 def test_written_files_get_the_usual_mode(tmp_path):

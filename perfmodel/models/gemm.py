@@ -28,6 +28,7 @@ from perfmodel.work import Work
         Param("out_dtype", str, "auto", choices=("auto", *gemm_tiling.OUT_DTYPES), help="type of C (auto: bf16 for fp8/fp6/fp4, int32 for int8, else the input type)"),
         Param("scaling", str, "none", choices=("none", "tensor", "block", "mx"), help="quantization scales: per tensor, DeepSeek-style 1x128/128x128 blocks, or MX (1x32, E8M0)"),
         *gemm_tiling.WEIGHT_ONLY_PARAMS,
+        *gemm_tiling.CONFIG_PARAMS,
     ],
     doc="Dense GEMM C = A B (m=1 is a GEMV): tile-aware traffic, wave quantization, XCD re-reads",
     default_dtype="bf16",
@@ -44,6 +45,7 @@ def gemm(p: dict, arch, dtype: str) -> Work:
         scaling=p.get("scaling", "none"),
         linear_layer=True,
         **gemm_tiling.weight_only_args(p),
+        **gemm_tiling.config_args(p),
     )
     pipe = next(iter(work.flops)).split(":")[0]
     gemm_tiling.add_scaling(work, arch, pipe, *(np.asarray(p[x], dtype=float) for x in ("m", "n", "k", "batch")), p.get("scaling", "none"))

@@ -13,6 +13,8 @@ from perfmodel.models.registry import Param
 from perfmodel.models.tiles import (
     K_TILES,
     PARTIAL_BYTES,
+    TILE_FORM,
+    TILE_PATTERN,
     Rates,
     Tile,
     acc_size,
@@ -28,6 +30,7 @@ from perfmodel.models.tiles import (
     panel_traffic,
     runs_alone,
     smem_stages,
+    user_tile,
     vgprs,
     wave_grid,
 )
@@ -114,15 +117,27 @@ def _choice_cost(
     return cost
 
 
-def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: float = 1.0, k_tiles=None, split_k: bool = True):
+def _choose(
+    arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: float = 1.0, k_tiles=None,
+    may_split_k: bool = True, tile: str = "auto", split=None,
+):  # fmt: skip
     """The configuration a library would pick per shape: every legal tile timed at split 1 and,
-    where its grid underfills the CUs (and ``split_k`` allows it), at the split-K that fills
-    them; the fastest kept. Returns (tile_m, tile_n, tile_k, lanes, split) arrays."""
+    where its grid underfills the CUs (and ``may_split_k`` allows it), at the split-K that fills
+    them; the fastest kept. ``tile`` (``MxN[xK]``) and ``split`` (per shape, 0 = the model's
+    choice) pin what the case names: only that tile is timed, only at that split. Returns
+    (tile_m, tile_n, tile_k, lanes, split) arrays."""
     shape = m.shape
-    cands = gemm_candidates(arch, elem, acc, k_tiles)
+    if tile == "auto":
+        cands = gemm_candidates(arch, elem, acc, k_tiles)
+    else:
+        cands = [user_tile(arch, tile, elem, acc, k_tiles)]
+    pinned = None if split is None or not np.any(split) else np.broadcast_to(np.asarray(split, dtype=float), shape)
+    # where split 1 may be kept, where the model may split (None: everywhere, the sweeps' fast path)
+    at_one = None if pinned is None else pinned <= 1
+    may_fill = may_split_k if pinned is None else (pinned == 0) & may_split_k
     best = np.full(shape, np.inf)
     idx = np.zeros(shape, dtype=np.int64)
-    split = np.ones(shape)
+    chosen = np.ones(shape)
     base_mem = (batch * (m + n * rb) * k * elem + out) / r.bw[r.mem]
     out_l2 = out / r.bw.get("l2", np.inf)  # C written through L2, the same for every tile
     ks_of: dict[int, np.ndarray] = {}  # K steps at split 1, per K tile (shared by the tiles of one tk)
@@ -131,24 +146,27 @@ def _choose(arch, r: Rates, m, n, k, batch, elem: float, acc: float, out, rb: fl
             ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
         alone = runs_alone(arch, tile, tk, elem, acc)
         c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone)
-        better = c < best
+        better = c < best if at_one is None else (c < best) & at_one
         np.copyto(best, c, where=better)
         np.copyto(idx, i, where=better)
-        np.copyto(split, 1.0, where=better)
+        np.copyto(chosen, 1.0, where=better)
         grid1 = np.ceil(m / tile.m) * np.ceil(n / tile.n) * batch
-        sel = np.nonzero((grid1 * 2 <= arch.cus) & (k >= 4 * tk))
-        if not split_k or not sel[0].size:
+        fill = (grid1 * 2 <= arch.cus) & (k >= 4 * tk) & may_fill
+        sel = np.nonzero(fill if pinned is None else fill | (pinned > 1))
+        if not sel[0].size:
             continue
         sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
         s = fill_split(arch.cus, grid1[sel], sk, tk)
+        if pinned is not None:
+            s = np.where(pinned[sel] > 1, pinned[sel], s)
         c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb, alone=alone)
         better = c < best[sel]
         best[sel] = np.where(better, c, best[sel])
         idx[sel] = np.where(better, i, idx[sel])
-        split[sel] = np.where(better, s, split[sel])
+        chosen[sel] = np.where(better, s, chosen[sel])
     table = np.array([(t.m, t.n, tk, t.lanes) for t, tk in cands], dtype=float)
     tm, tn, tk, lanes = (table[idx, j] for j in range(4))
-    return tm, tn, tk, lanes, split
+    return tm, tn, tk, lanes, chosen
 
 
 # Output element sizes a case may ask for with ``out_dtype`` (int32 is the int8 GEMM accumulator).
@@ -237,6 +255,18 @@ WEIGHT_ONLY_PARAMS = (
     Param("weight_dtype", str, "auto", choices=("auto", *WEIGHT_DTYPES), help="type B (the weights) is stored in, dequantized to dtype in the main loop: int4 = W4A16 (AWQ/GPTQ/Marlin), int8 = W8A16; auto: dtype"),
     Param("group_size", int, 128, minimum=-1, help="K elements per weight scale (weight_dtype); 0 or -1 (GPTQ's spelling): one scale per output column"),
 )
+
+
+# What a case may pin of the configuration (gemm): the kernel the user runs, not the model's pick.
+CONFIG_PARAMS = (
+    Param("tile", str, "auto", pattern=TILE_PATTERN, pattern_text=TILE_FORM, help="the macro-tile (and K step) the kernel runs; auto: the model's ranking picks one"),
+    Param("split_k", int, 0, minimum=0, help="workgroups that share one tile's K (partial sums reduced after); 1: none; 0: the model's choice"),
+)
+
+
+def config_args(p: dict) -> dict:
+    """The gemm_work keywords of a case's pinned configuration (`CONFIG_PARAMS`)."""
+    return {"tile": p.get("tile", "auto"), "split_k": p.get("split_k", 0)}
 
 
 def weight_only_args(p: dict) -> dict:
@@ -337,7 +367,9 @@ def gemm_work(
     scaling: str = "none",
     work: Work | None = None,
     linear_layer: bool = False,
-    split_k: bool = True,
+    may_split_k: bool = True,
+    tile: str = "auto",
+    split_k=0,
 ):
     """FLOPs, bytes and launch of ``batch`` GEMMs C[m,n] = A[m,k] B[k,n] on the chosen tile.
 
@@ -348,9 +380,11 @@ def gemm_work(
     main loop (W4A16, W8A16; see `add_weight_only`).
     ``linear_layer``: a plain product (a linear layer, a router), which may run the GEMV below;
     grouped, expert and implicit-convolution GEMMs run their tile kernels at any m.
-    ``split_k``: False where the epilogue applies a nonlinear function to the finished sums (a
-    fused activation: act(sum of partials) is not the sum of act(partials)), so K cannot be split
-    across workgroups without a separate reduction kernel.
+    ``may_split_k``: False where the epilogue applies a nonlinear function to the finished sums
+    (a fused activation: act(sum of partials) is not the sum of act(partials)), so K cannot be
+    split across workgroups without a separate reduction kernel.
+    ``tile`` (``MxN[xK]``), ``split_k`` (per shape, 0 = the model's choice): the configuration the
+    case pins (the kernel the user runs); a pinned case never runs the GEMV below.
     Returns (work, launch).
     """
     work = work if work is not None else Work()
@@ -367,8 +401,9 @@ def gemm_work(
     weight_only = weight_dtype not in ("auto", dtype)
     rb_choice = dtypes.size(weight_dtype) / elem if weight_only else 1.0
     k_tiles = scale_k_tiles(arch, pipe, scaling)
-    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice, k_tiles, split_k)
-    gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling) & linear_layer
+    split_k = np.broadcast_to(np.asarray(split_k, dtype=float), shape)
+    tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice, k_tiles, may_split_k, tile, split_k)
+    gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling) & linear_layer & (tile == "auto") & (split_k == 0)
     if np.any(gemv):
         work.note("a GEMV kernel (at most 4 rows, fp16/bf16 on AMD: vLLM wvSplitK, AITER decode): tile = 16 padded rows x the columns of one workgroup", gemv)
         g = gemv_config(arch, m, n, k, batch)

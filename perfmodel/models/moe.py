@@ -73,7 +73,7 @@ def moe(p: dict, arch, dtype: str) -> Work:
     work = Work()  # the up (+gate) kernel with its fused activation; the others run after it
     _, work.launch = gemm_tiling.gemm_work(
         arch, dtype, m_e, n_up, hd, et, out_scale=0.5 if gated else 1.0, out_dtype=out_dtype, scaling=scaling, work=work,
-        split_k=False, **wo  # the activation needs the whole K sum (see `gemm_tiling.gemm_work`)
+        may_split_k=False, **wo  # the activation needs the whole K sum (see `gemm_tiling.gemm_work`)
     )
     pipe = next(iter(work.flops)).split(":")[0]
     gemm_tiling.add_scaling(work, arch, pipe, m_e, n_up, hd, et, scaling)

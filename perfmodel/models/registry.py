@@ -8,6 +8,7 @@ returns a `Work` whose values are arrays of that shape. Models know nothing of c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,10 @@ class Param:
     choices: tuple = ()
     minimum: float = 1  # smallest allowed value for numbers (sizes are >= 1)
     help: str = ""
+    # free text (str without choices) that must match this regular expression in full, and how
+    # the error names the expected form: gemm's ``tile=256x128``
+    pattern: str = ""
+    pattern_text: str = ""
 
     @property
     def required(self) -> bool:
@@ -162,6 +167,8 @@ def convert_param(p: Param, raw: Any, where: str | None) -> Any:
         s = str(raw).strip()
         if p.choices and s not in p.choices:
             raise InputError(f"expected one of {', '.join(p.choices)}, got {excerpt(raw)}{did_you_mean(s, p.choices)}", where=where, key=p.name)
+        if p.pattern and s != p.default and re.fullmatch(p.pattern, s) is None:
+            raise InputError(f"expected {p.pattern_text}, got {excerpt(raw)}", where=where, key=p.name)
         return s
     try:
         if isinstance(raw, bool):

@@ -199,6 +199,47 @@ def gemm_candidates(arch, elem: float, acc: float, k_tiles=None) -> list[tuple[T
     return out
 
 
+TILE_PATTERN = r"[1-9][0-9]*x[1-9][0-9]*(x[1-9][0-9]*)?"
+TILE_FORM = "auto, MxN or MxNxK (a macro-tile, e.g. 256x128 or 256x128x64)"
+
+
+def user_tile(arch, text: str, elem: float, acc: float, k_tiles=None) -> tuple[Tile, int]:
+    """The (tile, k_tile) a case pins with ``tile=MxN[xK]``: the kernel the user runs, not the
+    one the model would rank first. Lanes as the model's own tiles have them (256 from 64x64 up,
+    64 below), doubled while the fp32 accumulators exceed the register budget; K the given depth
+    or the deepest of ``k_tiles`` whose two staged steps fit the LDS. A tile that no workgroup of
+    this GPU can hold is refused (`InputError`), as a compiler would refuse it."""
+    from perfmodel.errors import InputError
+
+    dims = [int(v) for v in text.split("x")]
+    tm, tn = dims[0], dims[1]
+    lanes, lanes_max, budget = (256 if tm * tn >= 64 * 64 else 64), max_lanes(arch), acc_vgpr_budget(arch)
+    while tm * tn * acc / (4.0 * lanes) > budget and lanes * 2 <= lanes_max:
+        lanes *= 2
+    lanes = max(lanes, arch.wave_size)
+    if tm * tn * acc / (4.0 * lanes) > budget:
+        raise InputError(
+            f"{tm}x{tn}: its fp32 accumulators need {tm * tn * acc / (4.0 * lanes):.0f} registers per lane at "
+            f"{lanes:.0f} lanes; {arch.key} allows {budget:.0f}",
+            key="tile",
+        )
+    lds = lds_limit(arch)
+    if len(dims) == 3:
+        tk = dims[2]
+        if 2 * (tm + tn) * tk * elem > lds:
+            raise InputError(
+                f"{text}: two staged K steps of A and B take {2 * (tm + tn) * tk * elem / 1024:.0f} KiB; "
+                f"a workgroup of {arch.key} may use {lds / 1024:.0f} KiB of LDS",
+                key="tile",
+            )
+    else:
+        fits = [k for k in (k_tiles or K_TILES) if 2 * (tm + tn) * k * elem <= lds]
+        if not fits:
+            raise InputError(f"{text}: no K step fits the {lds / 1024:.0f} KiB of LDS of a {arch.key} workgroup", key="tile")
+        tk = fits[0]
+    return Tile(tm, tn, int(lanes)), tk
+
+
 # Hopper's wgmma: the four warps of a warpgroup issue one matrix instruction whose shared-memory
 # operands are read once for the whole group (NVIDIA PTX ISA, "Asynchronous Warpgroup Level
 # Matrix Multiply-Accumulate Instructions": wgmma.mma_async is executed by a warpgroup of four
