@@ -385,10 +385,27 @@ def test_a_pinned_tile_and_split_are_what_is_timed():
 
 
 @pytest.mark.parametrize("tile,match", [("foo", "expected auto, MxN or MxNxK"), ("0x64", "expected auto"),
-                                        ("4096x4096", "accumulators need"), ("256x256x512", "KiB of LDS")])
+                                        ("4096x4096", "accumulators need"), ("1024x2048", "a lane of mi300x has 512")])
 def test_a_tile_no_workgroup_can_hold_is_refused(tile, match):
     import perfmodel
 
     with pytest.raises(InputError, match=match) as e:
         perfmodel.predict("gemm", "mi300x", m=256, n=256, k=256, tile=tile)
     assert e.value.key == "tile"
+
+
+def test_a_library_tile_beyond_the_models_own_rules_is_timed():
+    """hipBLASLt's MT320x224x64 in the TraceLens MI300X SGLang trace (Cijk_..._MT320x224x64_..._LDSB0_..._DTVA1:
+    one LDS buffer, A straight to registers; 280 accumulators a lane at 256 lanes) runs 15360 x 4096 x 12288
+    as 224x320 tiles in PyTorch's terms (its grid, 897 workgroups = 69 x 13). The model's candidates
+    exclude it (double-buffered LDS, half the registers), a pinned tile is timed as named: 256 lanes,
+    the LDS filled."""
+    import perfmodel
+    from perfmodel.models import gemm_tiling
+
+    (p,) = perfmodel.predict("gemm", "mi300x", m=15360, n=4096, k=12288, tile="224x320x64")
+    assert p.tile == "224x320x64" and p.grid == 897
+    arch = load_arch("mi300x")
+    one = [np.array([v]) for v in (15360.0, 4096.0, 12288.0, 1.0)]
+    _, L = gemm_tiling.gemm_work(arch, "bf16", *one, tile="224x320x64")
+    assert float(np.ravel(L.workgroup_size)[0]) == 256 and float(np.ravel(L.lds_bytes)[0]) == 64 * 1024

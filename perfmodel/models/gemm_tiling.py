@@ -429,7 +429,8 @@ def gemm_work(
         grid=t["grid"],
         workgroup_size=lanes,
         vgprs=vgprs(arch, tm * tn * acc, (tm + tn) * tk * elem, lanes),
-        lds_bytes=2.0 * (tm + tn) * tk * elem,
+        # double-buffered K steps; a pinned tile (`tiles.user_tile`) may outgrow the LDS, which it then fills
+        lds_bytes=np.minimum(2.0 * (tm + tn) * tk * elem, lds_limit(arch)),
         tile_m=tm,
         tile_n=tn,
         tile_k=tk,

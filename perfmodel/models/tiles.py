@@ -205,39 +205,34 @@ TILE_FORM = "auto, MxN or MxNxK (a macro-tile, e.g. 256x128 or 256x128x64)"
 
 def user_tile(arch, text: str, elem: float, acc: float, k_tiles=None) -> tuple[Tile, int]:
     """The (tile, k_tile) a case pins with ``tile=MxN[xK]``: the kernel the user runs, not the
-    one the model would rank first. Lanes as the model's own tiles have them (256 from 64x64 up,
-    64 below), doubled while the fp32 accumulators exceed the register budget; K the given depth
-    or the deepest of ``k_tiles`` whose two staged steps fit the LDS. A tile that no workgroup of
-    this GPU can hold is refused (`InputError`), as a compiler would refuse it."""
+    one the model would rank first, so the model's own legality rules (half the registers for
+    accumulators, double-buffered LDS) do not apply: library kernels step outside them (Tensile's
+    MT320x224x64 on MI300X holds 280 accumulators a lane and loads A straight to registers,
+    `DTVA1`, beside a single LDS buffer, `LDSB0`). Lanes as the model's own tiles have them (256
+    from 64x64 up, 64 below), doubled only while the accumulators exceed every register a lane
+    has; K the given depth, else the deepest of ``k_tiles`` whose two staged steps fit the LDS
+    (one step, else the shallowest). Refused (`InputError`) only where no workgroup of this GPU
+    could hold the accumulators at all."""
     from perfmodel.errors import InputError
 
     dims = [int(v) for v in text.split("x")]
     tm, tn = dims[0], dims[1]
-    lanes, lanes_max, budget = (256 if tm * tn >= 64 * 64 else 64), max_lanes(arch), acc_vgpr_budget(arch)
-    while tm * tn * acc / (4.0 * lanes) > budget and lanes * 2 <= lanes_max:
-        lanes *= 2
+    regs = float(arch.occupancy["vgprs_per_lane"].value) if arch.vendor != "NVIDIA" else 255.0
+    lanes, lanes_max = (256 if tm * tn >= 64 * 64 else 64), max_lanes(arch)
     lanes = max(lanes, arch.wave_size)
-    if tm * tn * acc / (4.0 * lanes) > budget:
+    while tm * tn * acc / (4.0 * lanes) > regs and lanes * 2 <= lanes_max:
+        lanes *= 2
+    if tm * tn * acc / (4.0 * lanes) > regs:
         raise InputError(
-            f"{tm}x{tn}: its fp32 accumulators need {tm * tn * acc / (4.0 * lanes):.0f} registers per lane at "
-            f"{lanes:.0f} lanes; {arch.key} allows {budget:.0f}",
+            f"{tm}x{tn}: its accumulators need {tm * tn * acc / (4.0 * lanes):.0f} registers per lane at "
+            f"{lanes:.0f} lanes; a lane of {arch.key} has {regs:.0f}",
             key="tile",
         )
-    lds = lds_limit(arch)
     if len(dims) == 3:
-        tk = dims[2]
-        if 2 * (tm + tn) * tk * elem > lds:
-            raise InputError(
-                f"{text}: two staged K steps of A and B take {2 * (tm + tn) * tk * elem / 1024:.0f} KiB; "
-                f"a workgroup of {arch.key} may use {lds / 1024:.0f} KiB of LDS",
-                key="tile",
-            )
-    else:
-        fits = [k for k in (k_tiles or K_TILES) if 2 * (tm + tn) * k * elem <= lds]
-        if not fits:
-            raise InputError(f"{text}: no K step fits the {lds / 1024:.0f} KiB of LDS of a {arch.key} workgroup", key="tile")
-        tk = fits[0]
-    return Tile(tm, tn, int(lanes)), tk
+        return Tile(tm, tn, int(lanes)), dims[2]
+    lds, steps = lds_limit(arch), k_tiles or K_TILES
+    fits = [k for k in steps if 2 * (tm + tn) * k * elem <= lds] or [k for k in steps if (tm + tn) * k * elem <= lds]
+    return Tile(tm, tn, int(lanes)), (fits or [steps[-1]])[0]
 
 
 # Hopper's wgmma: the four warps of a warpgroup issue one matrix instruction whose shared-memory
