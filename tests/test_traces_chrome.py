@@ -203,3 +203,28 @@ def test_conv_layout_follows_the_recorded_strides():
         assert why is None and case["kernel"] == "conv2d" and case["pad"] == 1
         layouts[name] = case.get("layout")
     assert layouts == {"nhwc": "nhwc", "nchw": "nchw", None: None}
+
+
+def test_workitems_follow_the_launch_call_and_the_tool():
+    """A chrome trace records the grid its launch call took: workgroups for hipLaunchKernel and
+    hipModuleLaunchKernel, work-items for hipExtModuleLaunchKernel (hipBLASLt/Tensile). MT256x192
+    on 15360 x 6144 (bf16, PyTorch tile 192 x 256: 80 x 24 = 1920 tiles) records grid 491520 with
+    block 256; PyTorch's unrolled elementwise kernel records its 61440 workgroups of 128. rocprofv3
+    JSON's grid_size counts work-items."""
+    tr = read_chrome_trace(PREFILL)
+    tensile = next(k for k in tr.kernels if "MT256x192x64" in k.name)
+    assert tensile.grid == (491520, 1, 1) and tensile.workitems == 491520 == 1920 * 256
+    unroll = next(k for k in tr.kernels if "elementwise_kernel_manual_unroll<128, 8" in k.name and k.grid == (61440, 1, 1))
+    assert unroll.workitems == 61440 * 128
+
+
+def test_manifest_grid_is_work_items_for_a_tensile_kernel(tmp_path):
+    """`{workgroups}` in a manifest case is the launch's workgroup count whatever call launched it."""
+    from perfmodel.traces.report import _manifest_case
+    from perfmodel.validate.identify import load_manifest
+
+    m = tmp_path / "manifest.yaml"
+    m.write_text("kernels:\n  - match: 'MT256x192x64'\n    case: {kernel: stream, op: copy, dtype: fp32, n: '{workgroups}'}\n")
+    tr = read_chrome_trace(PREFILL)
+    i, k = next((i, k) for i, k in enumerate(tr.kernels) if "MT256x192x64" in k.name)
+    assert int(_manifest_case(load_manifest(str(m)), k, i)["n"]) == 1920  # was 491520 (grid x block)

@@ -35,6 +35,24 @@ class Kernel:
     ext_id: int | None = None
     correlation: int | None = None
     stream: int | None = None
+    # total work-items of the launch (grid x block where the grid counts workgroups; the grid
+    # alone where the launch API took a global size: `GLOBAL_SIZE_LAUNCHES`, rocprofv3)
+    workitems: int | None = None
+
+
+# HIP launch calls that take the global work size in work-items, not a grid of workgroups; the
+# tracer records that size as the kernel's grid (rocmProfileData's roctracer logger:
+# `krow.gridX = params.globalWorkSizeX` for hipExtModuleLaunchKernel and hipHccModuleLaunchKernel,
+# `params.gridDimX` for hipModuleLaunchKernel). hipBLASLt/Tensile launch this way: MT256x192 on
+# 15360 x 6144 in the TraceLens SGLang trace records grid 491520 with block 256, i.e. its 1920 tiles.
+GLOBAL_SIZE_LAUNCHES = ("hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel")
+
+
+def prod_dims(t) -> int:
+    out = 1
+    for x in t:
+        out *= int(x or 1)
+    return out
 
 
 @dataclass
@@ -146,6 +164,7 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
     kernels: list[Kernel] = []
     ops: dict[int, tuple[float, OpRecord | None, str]] = {}
     launch_ext: dict[int, int] = {}
+    launch_api: dict[int, str] = {}  # correlation -> the runtime call that launched the kernel
     for i, ev in enumerate(data["traceEvents"]):
         if not isinstance(ev, dict):
             continue
@@ -164,11 +183,16 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
             prev = ops.get(eid)
             if prev is None or ts >= prev[0]:
                 ops[eid] = (ts, op_record(ev, i) if cat == "cpu_op" else None, str(ev.get("name", "")))
-        elif cat == "cuda_runtime" and "correlation" in a and "External id" in a:
-            launch_ext[a["correlation"]] = a["External id"]
+        elif cat == "cuda_runtime" and "correlation" in a:
+            launch_api[a["correlation"]] = str(ev.get("name", ""))
+            if "External id" in a:
+                launch_ext[a["correlation"]] = a["External id"]
     for k in kernels:
         if k.ext_id is None and k.correlation in launch_ext:
             k.ext_id = launch_ext[k.correlation]
+        if k.grid is not None:
+            global_size = launch_api.get(k.correlation) in GLOBAL_SIZE_LAUNCHES
+            k.workitems = prod_dims(k.grid) * (1 if global_size else prod_dims(k.block or ()))
     devs = data.get("deviceProperties") or []
     has_ops = bool(ops)
     return ChromeTrace(
@@ -197,5 +221,6 @@ def _read_rocprofv3(data: dict, where: str) -> ChromeTrace:
             dur_us=(d.get("end_timestamp", 0) - d.get("start_timestamp", 0)) / 1e3, ts=d.get("start_timestamp", 0) / 1e3,
             grid=(g.get("x", 1), g.get("y", 1), g.get("z", 1)), block=(b.get("x", 1), b.get("y", 1), b.get("z", 1)),
         ))
+        kernels[-1].workitems = prod_dims(kernels[-1].grid)  # rocprofiler-sdk's grid_size counts work-items
     devs = [{"name": a.get("product_name", ""), "numSms": a.get("cu_count"), "gfx": a.get("name")} for a in tool.get("agents", []) if a.get("type") == 2]
     return ChromeTrace(path=where, kernels=kernels, ops={}, op_names={}, devices=devs, has_ops=False, format="rocprofv3 JSON")

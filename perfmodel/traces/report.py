@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from perfmodel.errors import InputError
-from perfmodel.traces.chrome import ChromeTrace, read_chrome_trace
+from perfmodel.traces.chrome import ChromeTrace, prod_dims, read_chrome_trace
 from perfmodel.traces.names import family
 
 ARCH_TOKENS = [
@@ -228,20 +228,11 @@ def _report_row(g: dict, p: dict | None, total: float) -> dict:
 
 def _manifest_case(man, k, index: int) -> dict | None:
     """The manifest's case for a kernel (``dispatch:`` counts kernels in trace order; ``{grid}``
-    is work-items, HIP's grid x block, where the trace records them)."""
+    is work-items, `chrome.Kernel.workitems`, where the trace records the launch geometry)."""
     from perfmodel.readers.records import Dispatch
 
-    grid = tuple(k.grid or (0, 0, 0))
-    block = tuple(k.block or (0, 0, 0))
-    d = Dispatch(index=index, kernel=k.name, grid=_prod(grid) * _prod(block), workgroup=_prod(block))
+    d = Dispatch(index=index, kernel=k.name, grid=k.workitems or 0, workgroup=prod_dims(k.block or (0, 0, 0)))
     return man.case_for(d)
-
-
-def _prod(t) -> int:
-    out = 1
-    for x in t:
-        out *= int(x or 1)
-    return out
 
 
 def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 30) -> str:
