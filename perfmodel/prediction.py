@@ -64,18 +64,32 @@ def evaluate(
     out: list[Prediction | None] = [None] * len(cases)
     for (arch_key, _kernel, dtype, cats, nones, scope, warm_g), idx in groups.items():
         members = [cases[i] for i in idx]
+        args = (arch_key, dtype, cats, nones, first_principles, warm_g, scope)
         try:
-            preds = _evaluate_group(members, arch_key, dtype, cats, nones, first_principles, warm_g, scope)
-        except InputError as e:
-            if problems is None:
+            preds = _evaluate_group(members, *args)
+        except InputError:
+            if len(members) == 1 and problems is None:
                 raise
-            for m in members:
-                problems.append(InputError(e.detail, where=m.where, key=e.key or "arch"))
-                problems[-1].index = m.index
-            continue
+            # a model refuses a whole vectorised batch for the values of some of its cases (attention's
+            # kv_heads=3 of 8 heads): each case alone, so the others are predicted and the error
+            # names the case that caused it
+            preds = [_one_or_problem(m, args, problems) for m in members]
         for i, p in zip(idx, preds, strict=True):
             out[i] = p
     return [p for p in out if p is not None]
+
+
+def _one_or_problem(m: Case, args: tuple, problems: list | None) -> Prediction | None:
+    """One case's prediction, or None with its `InputError` added to ``problems`` (raised when
+    ``problems`` is None)."""
+    try:
+        return _evaluate_group([m], *args)[0]
+    except InputError as e:
+        if problems is None:
+            raise
+        problems.append(InputError(e.detail, where=m.where, key=e.key or "arch"))
+        problems[-1].index = m.index
+        return None
 
 
 def _evaluate_group(

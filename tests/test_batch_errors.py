@@ -52,6 +52,27 @@ def test_keep_going_reports_cases_the_gpu_cannot_run(cli, tmp_path):
     assert "error: " in r.output and "(id a): dtype: mi100" in r.output and "no fp8 rate" in r.output
 
 
+def test_a_case_the_model_refuses_does_not_take_its_batch_with_it(cli, tmp_path):
+    """Cases that share arch, kernel and dtype run as one vectorised model call; attention refuses
+    kv_heads that do not divide heads for the whole call. Each invalid case is named (not the
+    first of its batch), and --keep-going still writes the valid ones of that batch."""
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        "- {id: a, kernel: attention, batch: 1, heads: 8, kv_heads: 8, seq_q: 128, head_dim: 64}\n"
+        "- {id: b, kernel: attention, batch: 1, heads: 8, kv_heads: 3, seq_q: 128, head_dim: 64}\n"
+        "- {id: c, kernel: attention, batch: 1, heads: 8, kv_heads: 2, seq_q: 128, head_dim: 64}\n"
+        "- {id: d, kernel: gemm, m: 64, n: 64, k: 64, tile: 99999x99999}\n"
+    )
+    out = tmp_path / "out.jsonl"
+    r = cli("predict", "--cases", f, "--format", "jsonl", "-O", out)
+    errors = [x for x in r.output.splitlines() if x.startswith("error: ")]
+    assert r.exit_code == 2 and not out.exists()
+    assert len(errors) == 2 and "(id b): kv_heads:" in errors[0] and "(id d): tile:" in errors[1]
+    r = cli("predict", "--cases", f, "--format", "jsonl", "-O", out, "--keep-going")
+    assert r.exit_code == 2
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["a", "c"]
+
+
 @pytest.mark.parametrize("arch", ["mi100", "mi210", "rx6900xt", "a100"])
 def test_suite_runs_on_gpus_without_fp8_and_says_what_it_skipped(cli, arch):
     r = cli("predict", "--suite", "--arch", arch, "--format", "jsonl")

@@ -409,3 +409,14 @@ def test_a_library_tile_beyond_the_models_own_rules_is_timed():
     one = [np.array([v]) for v in (15360.0, 4096.0, 12288.0, 1.0)]
     _, L = gemm_tiling.gemm_work(arch, "bf16", *one, tile="224x320x64")
     assert float(np.ravel(L.workgroup_size)[0]) == 256 and float(np.ravel(L.lds_bytes)[0]) == 64 * 1024
+
+
+def test_split_k_beyond_k_is_refused():
+    import perfmodel
+
+    with pytest.raises(InputError, match=r"expected at most k \(64\) ways, got 65") as e:
+        perfmodel.predict("gemm", "mi300x", m=256, n=256, k=64, split_k=65)
+    assert e.value.key == "split_k"
+    (p,) = perfmodel.predict("gemm", "mi300x", m=256, n=256, k=64, split_k=64)
+    tm, tn, _ = (int(v) for v in p.tile.split("x"))
+    assert p.grid == 64 * (256 // tm) * (256 // tn)  # every tile split 64 ways

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from perfmodel import dtypes
+from perfmodel.errors import InputError
 from perfmodel.models import traffic
 from perfmodel.models.registry import Param
 from perfmodel.models.tiles import (
@@ -262,6 +263,14 @@ CONFIG_PARAMS = (
     Param("tile", str, "auto", pattern=TILE_PATTERN, pattern_text=TILE_FORM, help="the macro-tile (and K step) the kernel runs; auto: the model's ranking picks one"),
     Param("split_k", int, 0, minimum=0, help="workgroups that share one tile's K (partial sums reduced after); 1: none; 0: the model's choice"),
 )
+
+
+def check_split_k(p: dict) -> None:
+    """Refuse a split of K into more parts than K has elements (each workgroup needs one)."""
+    split, k = np.broadcast_arrays(np.asarray(p.get("split_k", 0), dtype=float), np.asarray(p["k"], dtype=float))
+    over = split > k
+    if np.any(over):
+        raise InputError(f"expected at most k ({k[over].flat[0]:.0f}) ways, got {split[over].flat[0]:.0f}", key="split_k")
 
 
 def config_args(p: dict) -> dict:
