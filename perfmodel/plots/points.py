@@ -94,7 +94,9 @@ def _us(s: float) -> str:
 
 
 def prediction_point(p: Prediction) -> Point:
-    shape = " ".join(f"{k}={v}" for k, v in p.shape.items())
+    from perfmodel.tables import shape_text
+
+    shape = shape_text(p.shape, p.kernel)  # keys left at their default omitted, as in the tables
     info = {
         "case": f"{p.id + ': ' if p.id else ''}{p.kernel} {p.dtype} {shape}",
         "arch": p.arch,
