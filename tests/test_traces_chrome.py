@@ -228,3 +228,18 @@ def test_manifest_grid_is_work_items_for_a_tensile_kernel(tmp_path):
     tr = read_chrome_trace(PREFILL)
     i, k = next((i, k) for i, k in enumerate(tr.kernels) if "MT256x192x64" in k.name)
     assert int(_manifest_case(load_manifest(str(m)), k, i)["n"]) == 1920  # was 491520 (grid x block)
+
+
+def test_validate_predicts_tensile_kernels_at_their_own_tile():
+    """A hipBLASLt kernel's MT{a}x{b}x{k} is PyTorch's tile {b}x{a}x{k}, confirmed by its workgroup
+    count; the report gives the model's time at that tile beside the ranked pick, so a user sees
+    whether the library's choice explains a gap. Other kernels get no such column."""
+    rep = validate_trace(PREFILL)
+    rows = {r["kernel_name"][:60]: r for r in rep.rows if r.get("kernel_tile")}
+    mt320 = [r for r in rep.rows if "MT320x224x64" in r["kernel_name"]]
+    assert mt320 and all(r["kernel_tile"] == "224x320x64" and r["at_kernel_tile_us"] > 0 for r in mt320)
+    assert any(abs(r["at_kernel_tile_us"] - r["predicted_us"]) > 0.05 * r["predicted_us"] for r in mt320)
+    assert all(r["family"] == "gemm" for r in rows.values())
+    skinny = next(r for r in rep.rows if "MT256x16x64" in r["kernel_name"])
+    assert skinny["kernel_tile"] == "16x256x64"  # 594 workgroups = 1 x ceil(151936 / 256): no split
+    assert not any("kernel_tile" in r for r in rep.rows if r["family"] != "gemm")

@@ -20,8 +20,9 @@ import re
 from dataclasses import dataclass, field
 
 from perfmodel.errors import InputError
+from perfmodel.tables import shape_text
 from perfmodel.traces.chrome import ChromeTrace, prod_dims, read_chrome_trace
-from perfmodel.traces.names import family
+from perfmodel.traces.names import MACRO_TILE, family
 
 ARCH_TOKENS = [
     ("mi355x", r"MI355"), ("mi350x", r"MI350"), ("mi325x", r"MI325"), ("mi308x", r"MI308"), ("mi300a", r"MI300A"),
@@ -113,7 +114,12 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
     total = tr.gpu_time_us
     for (_, key_case, _), g in k.groups.items():
         pred = preds[k.case_index[key_case]].row() if key_case is not None else None
-        rows.append(_report_row(g, pred, total))
+        row = _report_row(g, pred, total)
+        if g["pinned"] is not None:  # the model at the kernel's own tile: does the library's choice explain the gap?
+            pinned = preds[k.case_index[tuple(sorted((a, str(b)) for a, b in g["pinned"].items()))]]
+            row["kernel_tile"] = g["pinned"]["tile"] + (f" split {g['pinned']['split_k']}" if g["pinned"]["split_k"] > 1 else "")
+            row["at_kernel_tile_us"] = pinned.time_us
+        rows.append(row)
         if pred is not None:
             identified += g["measured_total_us"]
     rows.sort(key=lambda r: -r["measured_total_us"])
@@ -162,13 +168,35 @@ def _group_kernels(tr, man, dtype: str) -> _Grouped:
         key_case = tuple(sorted((a, str(b)) for a, b in case.items())) if case else None
         g = out.groups.setdefault((k.name, key_case, op), {
             "kernel_name": _short(k.name), "family": fam or "-", "op": op or "-", "case": case, "calls": 0,
-            "measured_total_us": 0.0, "detail": detail, "reason": None if case else out.reasons and reason})
+            "measured_total_us": 0.0, "detail": detail, "reason": None if case else out.reasons and reason,
+            "pinned": _at_kernel_tile(k, case)})
         g["calls"] += 1
         g["measured_total_us"] += k.dur_us
-        if case is not None and key_case not in out.case_index:
-            out.case_index[key_case] = len(out.cases)
-            out.cases.append(case)
+        for c in (case, g["pinned"]):
+            key = tuple(sorted((a, str(b)) for a, b in c.items())) if c else None
+            if c is not None and key not in out.case_index:
+                out.case_index[key] = len(out.cases)
+                out.cases.append(c)
     return out
+
+
+def _at_kernel_tile(k, case: dict | None) -> dict | None:
+    """The GEMM case pinned to the configuration a hipBLASLt/Tensile kernel ran: its name's
+    ``MT{a}x{b}x{d}`` is ``tile={b}x{a}x{d}`` in PyTorch's m x n (BLAS is column-major; see
+    docs/models-tiled.md), its split-K the workgroups over the tiles. None where the launch's
+    workgroup count is not a whole multiple of those tiles (the reading is not confirmed)."""
+    if not case or case.get("kernel") != "gemm" or not k.name.startswith("Cijk_") or not k.workitems or not k.block:
+        return None
+    mt = MACRO_TILE.search(k.name)
+    if mt is None:
+        return None
+    a, b, d = (int(v) for v in mt.groups())
+    m, n, batch = int(case["m"]), int(case["n"]), int(case.get("batch", 1))
+    tiles = -(-m // b) * -(-n // a) * batch
+    wgs, rest = divmod(k.workitems, prod_dims(k.block))
+    if rest or not wgs or wgs % tiles:
+        return None
+    return {**case, "tile": f"{b}x{a}x{d}", "split_k": wgs // tiles}
 
 
 def _kernel_case(tr, k, dtype: str) -> tuple[dict | None, str | None, str | None]:
@@ -245,11 +273,13 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
         return render(rep.rows, "jsonl")
     cols = ["kernel_name", "family", "op", "calls", "measured_total_us", "share", "measured_us", "predicted_us", "efficiency", "bound",
             "achieved_of_limit", "shape", "why"]
+    if any("at_kernel_tile_us" in r for r in rep.rows):
+        cols[cols.index("bound"):cols.index("bound")] = ["kernel_tile", "at_kernel_tile_us"]
     rows = []
     for r in rep.rows[: top or None]:
         t = {c: r.get(c) for c in cols}
         if isinstance(t.get("shape"), dict):
-            t["shape"] = " ".join(f"{k}={v}" for k, v in t["shape"].items() if k not in ("batch", "layout") or v != 1 and v != "tn")
+            t["shape"] = shape_text(t["shape"], r.get("kernel"))
         rows.append(t)
     if fmt == "csv":
         return render([{c: r.get(c) for c in cols} | {"shape": rr.get("shape")} for r, rr in zip(rep.rows, rows + [{}] * len(rep.rows), strict=False)], "csv", columns=cols)
