@@ -420,3 +420,18 @@ def test_split_k_beyond_k_is_refused():
     (p,) = perfmodel.predict("gemm", "mi300x", m=256, n=256, k=64, split_k=64)
     tm, tn, _ = (int(v) for v in p.tile.split("x"))
     assert p.grid == 64 * (256 // tm) * (256 // tn)  # every tile split 64 ways
+
+
+def test_grouped_gemm_takes_the_same_configuration_keys():
+    """grouped_gemm pins tile and split_k as gemm does: naming its own pick changes nothing."""
+    import perfmodel
+
+    kw = dict(groups=128, m=512, n=1536, k=2048)
+    (auto,) = perfmodel.predict("grouped_gemm", "h100", **kw)
+    tm, tn, _ = (int(v) for v in auto.tile.split("x"))
+    split = round(auto.grid / (128 * -(-512 // tm) * -(-1536 // tn)))
+    (same,) = perfmodel.predict("grouped_gemm", "h100", tile=auto.tile, split_k=split, **kw)
+    (other,) = perfmodel.predict("grouped_gemm", "h100", tile="64x64", **kw)
+    assert same.time_s == auto.time_s and other.tile.startswith("64x64x") and other.time_s != auto.time_s
+    with pytest.raises(InputError, match="split_k"):
+        perfmodel.predict("grouped_gemm", "h100", split_k=4096, **kw)

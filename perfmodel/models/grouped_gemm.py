@@ -19,11 +19,13 @@ from perfmodel.work import Work
         Param("m", help="rows per group"),
         Param("n", help="columns of each group's B and C"),
         Param("k", help="reduction depth"),
+        *gemm_tiling.CONFIG_PARAMS,
     ],
     doc="Grouped GEMM (groups x m x n x k in one launch, e.g. MoE experts)",
     default_dtype="bf16",
 )
 def grouped_gemm(p: dict, arch, dtype: str) -> Work:
-    work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["groups"])
+    gemm_tiling.check_split_k(p)
+    work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["groups"], **gemm_tiling.config_args(p))
     work.launch = launch
     return work
