@@ -34,6 +34,7 @@ from perfmodel.rates import (
 from perfmodel.roofline import largest_term
 from perfmodel.vocab import (
     FILL,
+    GLOBAL_PATH,
     INT,
     K_LOOP,
     LATENCY,
@@ -544,6 +545,25 @@ def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_l
     return bound, time_s + total, nbody + naive
 
 
+def _outer_level_wins_ties(terms: _Terms, names: list[str], idx: np.ndarray, body: np.ndarray, shape) -> np.ndarray:
+    """Where a cache level's term equals that of a level behind it on the global-memory path, the
+    outer level is the bound: a cache is timed at the outer level's rate when its own figure is
+    below it (`rates.bandwidth`: MI355X's placeholder MALL), so a stream that moves the same bytes
+    through both is limited by the memory, not by the cache. `largest_term` keeps the first."""
+    path = [memory_term(lv) for lv in GLOBAL_PATH]
+    mem = [n for n in path if n in names]
+    if len(mem) < 2:
+        return idx
+    is_mem = np.zeros(len(names), dtype=bool)
+    is_mem[[names.index(m) for m in mem]] = True
+    out = idx.copy()
+    for n in mem[1:]:  # outward: the outermost equal term is kept
+        t = np.broadcast_to(terms.time[n], shape)
+        tie = (t >= body) & (t > 0) & is_mem[out]
+        out[tie] = names.index(n)
+    return out
+
+
 def _bound(
     terms: _Terms, shape, launch, fill, overhead: tuple[str, float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -553,6 +573,7 @@ def _bound(
     all added) exceed both."""
     names = list(terms.time)
     idx, body = largest_term([np.broadcast_to(terms.time[n], shape) for n in names])
+    idx = _outer_level_wins_ties(terms, names, idx, body, shape)
     # bound classes as integer codes into `labels` (fast on large batches), strings at the end
     labels = [bound_label(n) for n in names] + [LATENCY, LAUNCH]
     code = idx.copy()

@@ -144,8 +144,9 @@ def _own_bandwidth(arch: Arch, level: str, first_principles: bool) -> tuple[floa
     q = arch.level(level)["bandwidth"]
     placeholder = " (the spec's bandwidth is an assumption, tag A)" if q.tag == "A" else ""
     m = None if first_principles else arch.achievable_bandwidth(level)
-    if m is not None:
-        return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}"
+    if m is not None:  # a figure measured on another part and carried over is a placeholder too
+        carried = " (measured on another part, tag A)" if m.tag == "A" else ""
+        return m.value, peak, f"measured: {m.extra.get('benchmark', m.source)}{carried}"
     eff = constants()["bandwidth_efficiency"].get(level, {"value": 0.8})["value"]
     return peak * eff, peak, f"theoretical x {eff} (median achievable fraction, model_constants.yaml){placeholder}"
 
