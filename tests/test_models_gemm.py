@@ -435,3 +435,12 @@ def test_grouped_gemm_takes_the_same_configuration_keys():
     assert same.time_s == auto.time_s and other.tile.startswith("64x64x") and other.time_s != auto.time_s
     with pytest.raises(InputError, match="split_k"):
         perfmodel.predict("grouped_gemm", "h100", split_k=4096, **kw)
+
+
+def test_a_pinned_tile_counts_the_registers_a_lane_addresses_not_the_file():
+    """RDNA3's 1536-entry wave32 register file holds more waves, not bigger ones: a lane still
+    addresses 256 VGPRs (tiles.lane_registers), so 1024x1024 fp32 accumulators are refused."""
+    import perfmodel
+
+    with pytest.raises(InputError, match="a lane of rx7900xtx has 256"):
+        perfmodel.predict("gemm", "rx7900xtx", dtype="fp16", m=4096, n=4096, k=4096, tile="1024x1024")

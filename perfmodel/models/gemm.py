@@ -34,7 +34,6 @@ from perfmodel.work import Work
     default_dtype="bf16",
 )
 def gemm(p: dict, arch, dtype: str) -> Work:
-    gemm_tiling.check_split_k(p)
     work, launch = gemm_tiling.gemm_work(
         arch,
         dtype,

@@ -265,16 +265,13 @@ CONFIG_PARAMS = (
 )
 
 
-def check_split_k(p: dict) -> None:
-    """Refuse a split of K into more parts than K has elements (each workgroup needs one)."""
+def config_args(p: dict) -> dict:
+    """The gemm_work keywords of a case's pinned configuration (`CONFIG_PARAMS`); a split of K
+    into more parts than K has elements is refused (each workgroup needs one)."""
     split, k = np.broadcast_arrays(np.asarray(p.get("split_k", 0), dtype=float), np.asarray(p["k"], dtype=float))
     over = split > k
     if np.any(over):
         raise InputError(f"expected at most k ({k[over].flat[0]:.0f}) ways, got {split[over].flat[0]:.0f}", key="split_k")
-
-
-def config_args(p: dict) -> dict:
-    """The gemm_work keywords of a case's pinned configuration (`CONFIG_PARAMS`)."""
     return {"tile": p.get("tile", "auto"), "split_k": p.get("split_k", 0)}
 
 

@@ -25,7 +25,6 @@ from perfmodel.work import Work
     default_dtype="bf16",
 )
 def grouped_gemm(p: dict, arch, dtype: str) -> Work:
-    gemm_tiling.check_split_k(p)
     work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["groups"], **gemm_tiling.config_args(p))
     work.launch = launch
     return work

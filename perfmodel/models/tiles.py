@@ -148,12 +148,20 @@ def smem_stages(arch, stage_bytes):
     return np.clip(np.floor(room / np.asarray(stage_bytes, dtype=float)), 2.0, c["max_stages"])
 
 
+def lane_registers(arch) -> float:
+    """Registers one lane can address (see ADDRESSABLE_VGPRS): 255 for a CUDA thread; on AMD the
+    256 architectural VGPRs plus CDNA's 256 accumulation registers, at most the file's share."""
+    if arch.vendor == "NVIDIA":
+        return float(ADDRESSABLE_VGPRS - 1)
+    addressable = ADDRESSABLE_VGPRS + (ACC_VGPRS_MFMA if "mfma" in arch.pipes() else 0)
+    return min(float(arch.occupancy["vgprs_per_lane"].value), addressable)
+
+
 def acc_vgpr_budget(arch) -> float:
     """Registers per lane a tile's fp32 accumulators may take (see ADDRESSABLE_VGPRS)."""
     if arch.vendor == "NVIDIA":
         return float(ACC_VGPRS_NVIDIA)
-    addressable = ADDRESSABLE_VGPRS + (ACC_VGPRS_MFMA if "mfma" in arch.pipes() else 0)
-    return min(float(arch.occupancy["vgprs_per_lane"].value), addressable) / 2
+    return lane_registers(arch) / 2
 
 
 def max_lanes(arch) -> float:
@@ -217,7 +225,7 @@ def user_tile(arch, text: str, elem: float, acc: float, k_tiles=None) -> tuple[T
 
     dims = [int(v) for v in text.split("x")]
     tm, tn = dims[0], dims[1]
-    regs = float(arch.occupancy["vgprs_per_lane"].value) if arch.vendor != "NVIDIA" else 255.0
+    regs = lane_registers(arch)
     lanes, lanes_max = (256 if tm * tn >= 64 * 64 else 64), max_lanes(arch)
     lanes = max(lanes, arch.wave_size)
     while tm * tn * acc / (4.0 * lanes) > regs and lanes * 2 <= lanes_max:

@@ -116,7 +116,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         pred = preds[k.case_index[key_case]].row() if key_case is not None else None
         row = _report_row(g, pred, total)
         if g["pinned"] is not None:  # the model at the kernel's own tile: does the library's choice explain the gap?
-            pinned = preds[k.case_index[tuple(sorted((a, str(b)) for a, b in g["pinned"].items()))]]
+            pinned = preds[k.case_index[_case_key(g["pinned"])]]
             row["kernel_tile"] = g["pinned"]["tile"] + (f" split {g['pinned']['split_k']}" if g["pinned"]["split_k"] > 1 else "")
             row["at_kernel_tile_us"] = pinned.time_us
         rows.append(row)
@@ -165,7 +165,7 @@ def _group_kernels(tr, man, dtype: str) -> _Grouped:
         if case is None:
             reason = _reason_label(why or f"op {op}: no case")
             out.reasons[reason] = out.reasons.get(reason, 0.0) + k.dur_us
-        key_case = tuple(sorted((a, str(b)) for a, b in case.items())) if case else None
+        key_case = _case_key(case) if case else None
         g = out.groups.setdefault((k.name, key_case, op), {
             "kernel_name": _short(k.name), "family": fam or "-", "op": op or "-", "case": case, "calls": 0,
             "measured_total_us": 0.0, "detail": detail, "reason": None if case else out.reasons and reason,
@@ -173,11 +173,16 @@ def _group_kernels(tr, man, dtype: str) -> _Grouped:
         g["calls"] += 1
         g["measured_total_us"] += k.dur_us
         for c in (case, g["pinned"]):
-            key = tuple(sorted((a, str(b)) for a, b in c.items())) if c else None
+            key = _case_key(c) if c else None
             if c is not None and key not in out.case_index:
                 out.case_index[key] = len(out.cases)
                 out.cases.append(c)
     return out
+
+
+def _case_key(case: dict) -> tuple:
+    """A case as a hashable key: the groups' and the predictions' index."""
+    return tuple(sorted((a, str(b)) for a, b in case.items()))
 
 
 def _at_kernel_tile(k, case: dict | None) -> dict | None:
