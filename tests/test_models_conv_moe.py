@@ -39,12 +39,31 @@ def test_conv_compulsory_hbm_and_rereads():
     assert float(w.bytes["l2"][0]) >= 9 * inp * 0.9
     assert float(np.asarray(w.launch.kernels)) == 1.0
     # NCHW (PyTorch's default): the library transposes input and filters in and the output
-    # back, each read and written once, as 3 more kernels timed after one another
+    # back, each read and written once, as 3 more kernels timed after one another; MIOpen's
+    # composable-kernel path (K not split, as here) also transposes the output in: 4
     t = run("conv2d", text={"layout": "nchw"}, **shape)
     assert float(t.bytes["hbm"][0]) == pytest.approx(inp + out + filt)  # the GEMM kernel's own
-    assert len(t.serial) == 3
-    assert float(t.with_serial().bytes["hbm"][0]) == pytest.approx(3 * (inp + out + filt))
+    assert float(np.asarray(t.launch.split_k)) == 1.0
+    assert len(t.serial) == 4
+    assert float(t.with_serial().bytes["hbm"][0]) == pytest.approx(3 * (inp + out + filt) + 2 * out)
     assert float(np.asarray(t.launch.kernels)) == 1.0
+    assert any("4 transposes" in n for n in t.notes)
+
+
+def test_conv_nchw_fourth_transpose_only_on_amd_where_k_is_not_split():
+    """The output-in transpose of MIOpen's composable-kernel path (TraceLens MI300X traces) is
+    dispatched where K is not split; the split-K igemm path has three transposes plus its zero
+    fill and cast instead. cuDNN's NCHW path on NVIDIA has three."""
+    small = dict(n=[10, 512], c=256, h=14, w=14, k=512, r=3, s=3, stride=1, pad=1)  # 10: split
+    t = run("conv2d", text={"layout": "nchw"}, **small)
+    assert (np.asarray(t.launch.split_k) > 1).tolist() == [True, False]
+    out = np.array([10.0, 512.0]) * 512 * 14 * 14
+    ck = t.serial[3]
+    assert np.asarray(ck.launch.kernels).tolist() == [0.0, 1.0]
+    assert float(ck.bytes["hbm"][0]) == 0.0
+    assert float(ck.bytes["hbm"][1]) == pytest.approx(2 * 2.0 * out[1])
+    nv = get_model("conv2d").fn({**{k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in small.items()}, "layout": "nchw"}, load_arch("h100"), "bf16")
+    assert len(nv.serial) == 3
 
 
 def test_conv_split_k_on_amd_adds_miopen_zero_fill_and_cast():

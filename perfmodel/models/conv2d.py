@@ -27,7 +27,11 @@ src/solver/conv/conv_asm_implicit_gemm_gtc_fwd_nhwc.cpp ("The intermediate outpu
 kernel is FP32, when using FP32 atomic"). Where the tile model splits K, those kernels are added
 one after another like the transposes. (The TraceLens MI300X ResNet traces show the zero fill
 before every split igemm kernel; one of the two recordings, from another MIOpen version, has no
-cast kernel.)
+cast kernel.) Where K is not split, the same traces run MIOpen's composable-kernel conv
+(``ck::tensor_operation`` kernels) with four transposes per call: the input, the filters, the
+output tensor into NHWC before the conv kernel, and the output back after it
+(`_ck_output_transpose`). Those traces are also validation points, so the conv2d points of
+TraceLens's MI300X ResNet recordings are not independent of this structure.
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ def output_size(h, w, r, s, stride, pad):
         Param("s", help="filter width"),
         Param("stride", default=1),
         Param("pad", default=0, minimum=0),
-        Param("layout", str, "nchw", choices=("nchw", "nhwc"), help="activation layout: nchw (PyTorch's default) adds the library's NCHW<->NHWC transposes, 3 kernels"),
+        Param("layout", str, "nchw", choices=("nchw", "nhwc"), help="activation layout: nchw (PyTorch's default) adds the library's NCHW<->NHWC transposes, 3 kernels (4 on AMD where K is not split)"),
     ],
     doc="2-D convolution as implicit GEMM (M = n*P*Q, N = k, K = c*r*s) on the GEMM tile model",
     default_dtype="bf16",
@@ -83,10 +87,28 @@ def conv2d(p: dict, arch, dtype: str) -> Work:
         for rows, cols in ((n * c, h * w), (k, c * r * s), (n * k, pp * qq)):
             work.serial.append(transpose.transpose({"rows": rows, "cols": cols}, arch, dtype))
         work.notes.append("conv2d: NCHW layout: input and filter transposes before the GEMM kernel, output transpose after (3 more kernels, timed one after another)")
+        if arch.vendor == "AMD":
+            work.serial.append(_ck_output_transpose(arch, dtype, n * k, pp * qq, launch))
+            work.note(
+                "conv2d: MIOpen's composable-kernel path (K not split) also transposes the output to NHWC before the conv kernel: 4 transposes",
+                np.asarray(launch.split_k, dtype=float) <= 1.0,
+            )
     if arch.vendor == "AMD":
         work.serial.extend(_atomic_split_k_kernels(arch, dtype, n * k * pp * qq, launch))
     work.launch = launch
     return work
+
+
+def _ck_output_transpose(arch, dtype: str, rows, cols, launch) -> Work:
+    """MIOpen's composable-kernel NCHW forward path, where K is not split: it transposes the
+    output tensor to NHWC before the conv kernel as well as back after it, so four transposes run
+    per call, not three (TraceLens MI300X ResNet traces: batched_transpose on the input, the
+    filters and the output-sized tensor, the ``ck::tensor_operation`` conv kernel, then the
+    output transpose back; the split-K igemm path has three, plus its zero fill and cast)."""
+    whole = np.asarray(launch.split_k, dtype=float) <= 1.0
+    t = transpose.transpose({"rows": np.where(whole, rows, 0.0), "cols": cols}, arch, dtype)
+    t.launch.kernels = np.where(whole, 1.0, 0.0)
+    return t
 
 
 def _atomic_split_k_kernels(arch, dtype: str, outputs, launch) -> list[Work]:
