@@ -444,3 +444,28 @@ def test_a_pinned_tile_counts_the_registers_a_lane_addresses_not_the_file():
 
     with pytest.raises(InputError, match="a lane of rx7900xtx has 256"):
         perfmodel.predict("gemm", "rx7900xtx", dtype="fp16", m=4096, n=4096, k=4096, tile="1024x1024")
+
+
+def test_cublas_reduces_split_k_in_a_kernel_of_its_own():
+    """cuBLASLt follows a split-K GEMM with `splitKreduce_kernel` (our H100/H200 runs): on sm_90 a
+    split GEMM is two dispatches, each with its launch cost, and the reduction's round trip is in
+    the second one's floor. hipBLASLt (GSUAMBSK) and CK reduce inside the GEMM kernel: one
+    dispatch, one more round trip on its critical path. Unsplit GEMMs are one dispatch on both."""
+    import perfmodel
+    from perfmodel.models import gemm_tiling
+
+    assert gemm_tiling.split_k_reduce_kernel(load_arch("h100"))
+    assert not gemm_tiling.split_k_reduce_kernel(load_arch("mi300x"))
+    kw = dict(m=[16, 16], n=8192, k=8192, batch=1, split_k=[4, 1])
+    nv = get_model("gemm").fn({**case(**kw), "tile": "auto"}, load_arch("h100"), "bf16")
+    amd = get_model("gemm").fn({**case(**kw), "tile": "auto"}, load_arch("mi300x"), "bf16")
+    assert np.asarray(nv.launch.kernels).tolist() == [2.0, 1.0]
+    assert float(np.max(nv.launch.serial_latencies)) == 2.0
+    assert float(np.max(amd.launch.kernels)) == 1.0
+    assert np.asarray(amd.launch.serial_latencies).tolist() == [3.0, 2.0]
+    for arch, n_split in (("h100", 2), ("mi300x", 1)):
+        (split,) = perfmodel.predict("gemm", arch, m=16, n=8192, k=8192, split_k=4)
+        (whole,) = perfmodel.predict("gemm", arch, m=16, n=8192, k=8192, split_k=1)
+        overhead = load_arch(arch).launch_overhead_s
+        assert split.terms_s["launch"] == pytest.approx(n_split * overhead)
+        assert whole.terms_s["launch"] == pytest.approx(overhead)

@@ -73,6 +73,7 @@ def _choice_cost(
     ks=None,
     rb: float = 1.0,
     alone: bool = False,
+    split_launch: float = 0.0,
 ):
     """Local time used only to rank configurations (the estimator times the final Work).
 
@@ -84,7 +85,9 @@ def _choice_cost(
     charged where the estimator books them: L2, and the MALL or device memory when they do not
     fit L2. The prologue load and epilogue store latencies are added as the estimator adds
     them (`Launch.serial_latencies`): every round of tiles where a tile runs ``alone`` on its CU
-    (`tiles.runs_alone`), else once; so many small rounds cost what they cost there.
+    (`tiles.runs_alone`), else once; so many small rounds cost what they cost there. A split
+    grid pays one more dispatch (``split_launch`` seconds) where the library reduces in a kernel
+    of its own (`split_k_reduce_kernel`), as the estimator charges it.
     """
     tiles_m = np.ceil(m * (1.0 / tile.m))
     tiles_n = np.ceil(n * (1.0 / tile.n))
@@ -103,6 +106,9 @@ def _choice_cost(
     l2 = multicast_requests(tiles_n * m, tiles_m * n * rb, tiles_m, tiles_n, r.cluster)
     l2 = l2 * bs * ks * (elem / r.bw.get("l2", np.inf)) + out_l2
     if np.ndim(split):
+        split_on = split > 1
+        if split_launch:
+            cost = cost + np.where(split_on, split_launch, 0.0)
         part = bs * m * n * PARTIAL_BYTES  # written once, read back once by the reduction
         l2 += part * (2.0 / r.bw.get("l2", np.inf))
         # beyond L2 where they do not fit it, as the estimator books them (`traffic.add_stream`,
@@ -116,6 +122,15 @@ def _choice_cost(
         return cost
     cost += np.maximum(l2, base_mem)
     return cost
+
+
+def split_k_reduce_kernel(arch) -> bool:
+    """Whether the target's GEMM library reduces split-K partials in a kernel of its own
+    (`gemm_split_k_reduce_kernel` in model_constants.yaml, read from kernel names; unlisted: no)."""
+    from perfmodel.rates import constants
+
+    entry = constants()["gemm_split_k_reduce_kernel"].get(arch.gfx)
+    return bool(entry and entry["value"])
 
 
 def _choose(
@@ -142,6 +157,7 @@ def _choose(
     base_mem = (batch * (m + n * rb) * k * elem + out) / r.bw[r.mem]
     out_l2 = out / r.bw.get("l2", np.inf)  # C written through L2, the same for every tile
     ks_of: dict[int, np.ndarray] = {}  # K steps at split 1, per K tile (shared by the tiles of one tk)
+    split_launch = arch.launch_overhead_s if split_k_reduce_kernel(arch) else 0.0
     for i, (tile, tk) in enumerate(cands):
         if tk not in ks_of:
             ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
@@ -160,7 +176,7 @@ def _choose(
         s = fill_split(arch.cus, grid1[sel], sk, tk)
         if pinned is not None:
             s = np.where(pinned[sel] > 1, pinned[sel], s)
-        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb, alone=alone)
+        c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb, alone=alone, split_launch=split_launch)
         better = c < best[sel]
         best[sel] = np.where(better, c, best[sel])
         idx[sel] = np.where(better, i, idx[sel])
@@ -454,8 +470,11 @@ def gemm_work(
         launch.vgprs = np.where(gemv, g["vgprs"], launch.vgprs)
         launch.bytes_in_flight_per_wave = np.where(gemv, g["flight"], 0.0)  # 0: the default elsewhere
     if np.any(split > 1):
-        launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
         launch.split_k = split
+        if split_k_reduce_kernel(arch):  # one more dispatch; its load-to-store chain is in its launch floor
+            launch.kernels = np.where(split > 1, 2.0, 1.0)
+        else:  # reduced inside the GEMM kernel: one more round trip on its critical path
+            launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
     stage_bytes = (tm + tn * rb) * tk * elem  # one K step of the A and B panels
     stages = smem_stages(arch, stage_bytes)
     if stages is not None:  # a shared-memory pipeline: stages - 1 K steps in flight
