@@ -22,11 +22,16 @@ def test_spec_latency_is_used_where_given_else_the_default():
     assert latency_s(a100, "lds") == pytest.approx(_default_s("lds"))  # no shared-memory figure
     secs, prov = latency_used(a100, "hbm")
     assert secs == pytest.approx(404e-9) and "S19" in prov and "a100_80.txt" in prov
-    mi300x = load_arch("mi300x")  # no absolute CDNA3 pointer-chase figure was found
-    for lv in mi300x.levels:
-        assert mi300x.latency(lv) is None
-        assert latency_s(mi300x, lv) == pytest.approx(_default_s(lv))
-        assert "model_constants.yaml" in latency_used(mi300x, lv)[1]
+    mi300x = load_arch("mi300x")  # its own pointer chase (gpu-benches result file, GBLAT)
+    for lv, ns in (("l1", 57), ("l2", 102), ("mall", 218), ("hbm", 422)):
+        assert latency_s(mi300x, lv) == pytest.approx(ns * 1e-9)
+        assert "GBLAT" in latency_used(mi300x, lv)[1]
+    assert latency_s(mi300x, "lds") == pytest.approx(_default_s("lds"))
+    mi355x = load_arch("mi355x")  # no gfx950 pointer chase with the same method was found
+    for lv in mi355x.levels:
+        assert mi355x.latency(lv) is None
+        assert latency_s(mi355x, lv) == pytest.approx(_default_s(lv))
+        assert "model_constants.yaml" in latency_used(mi355x, lv)[1]
 
 
 def test_shipped_latencies_are_sourced_and_ordered():
@@ -51,7 +56,7 @@ def test_a_spec_latency_changes_the_latency_terms(tmp_path):
     """Doubling a GPU's device-memory latency doubles a GEMM's fill term, and nothing else of the
     spec changes the estimate's other terms."""
     spec = yaml.safe_load((archspec_dir() / "mi300x.yaml").read_text())
-    base = _default_s("hbm")
+    base = latency_s(load_arch("mi300x"), "hbm")
     spec["memory"]["hbm"]["latency"] = {"value": 2 * base * 1e9, "unit": "ns", "source": "S1", "tag": "A", "note": "test"}
     p = tmp_path / "slow-hbm.yaml"
     p.write_text(yaml.safe_dump(spec, sort_keys=False))
