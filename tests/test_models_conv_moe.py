@@ -66,6 +66,19 @@ def test_conv_nchw_fourth_transpose_only_on_amd_where_k_is_not_split():
     assert len(nv.serial) == 3
 
 
+def test_conv_1x1_filter_needs_no_filter_transpose():
+    """KCRS is KRSC when R = S = 1: no library transposes a 1x1 filter, and MIOpen runs a 1x1
+    convolution as a GEMM between the input and output transposes (TraceLens MI300X ResNet:
+    transpose_NCHW2CNHW, a Tensile GEMM, transpose_CNHW2NCHW), so neither the filter transpose
+    nor the composable-kernel path's output-in transpose is dispatched."""
+    shape = dict(n=10, c=64, h=56, w=56, k=128, r=[1, 3], s=[1, 3], stride=2, pad=[0, 1])
+    t = run("conv2d", text={"layout": "nchw"}, **shape)
+    assert (np.asarray(t.launch.split_k) <= 1).all()
+    dispatched = sum(np.broadcast_to(np.asarray(w.launch.kernels, dtype=float), (2,)) for w in t.serial)
+    assert dispatched.tolist() == [2.0, 4.0]  # 1x1: input and output transposes; 3x3: four
+    assert float(t.serial[1].bytes["hbm"][0]) == 0.0 and float(t.serial[1].bytes["hbm"][1]) > 0.0
+
+
 def test_conv_split_k_on_amd_adds_miopen_zero_fill_and_cast():
     """MIOpen's split-K igemm adds its partial sums into a zeroed accumulator (fp32 workspace
     for bf16, then cast): two kernels more where the tile model splits K, none where it does not

@@ -83,31 +83,34 @@ def conv2d(p: dict, arch, dtype: str) -> Work:
     elem = dtypes.size(dtype)
     work, launch = gemm_tiling.gemm_work(arch, dtype, m, k, kk, 1.0, a_unique=n * c * h * w * elem)
     if p.get("layout", "nchw") == "nchw":
+        # a 1x1 filter's KCRS layout is already KRSC: no filter transpose, and MIOpen runs such a
+        # convolution as a GEMM between the input and output transposes alone (TraceLens MI300X
+        # ResNet: transpose_NCHW2CNHW, a Tensile GEMM or a split igemm, transpose_CNHW2NCHW)
+        pointwise = (np.asarray(r) == 1) & (np.asarray(s) == 1)
         # input (n*c rows of h*w), filters (k rows of c*r*s), output (n*k rows of P*Q)
-        for rows, cols in ((n * c, h * w), (k, c * r * s), (n * k, pp * qq)):
+        for rows, cols in ((n * c, h * w), (np.where(pointwise, 0.0, k), c * r * s), (n * k, pp * qq)):
             work.serial.append(transpose.transpose({"rows": rows, "cols": cols}, arch, dtype))
-        work.notes.append("conv2d: NCHW layout: input and filter transposes before the GEMM kernel, output transpose after (3 more kernels, timed one after another)")
+        work.serial[1].launch.kernels = np.where(pointwise, 0.0, 1.0)
+        work.notes.append("conv2d: NCHW layout: input and filter transposes before the GEMM kernel, output transpose after (3 more kernels, timed one after another; no filter transpose for a 1x1 filter)")
         if arch.vendor == "AMD":
-            work.serial.append(_ck_output_transpose(arch, dtype, n * k, pp * qq, launch))
-            work.note(
-                "conv2d: MIOpen's composable-kernel path (K not split) also transposes the output to NHWC before the conv kernel: 4 transposes",
-                np.asarray(launch.split_k, dtype=float) <= 1.0,
-            )
+            ck = (np.asarray(launch.split_k, dtype=float) <= 1.0) & ~pointwise
+            work.serial.append(_ck_output_transpose(arch, dtype, n * k, pp * qq, ck))
+            work.note("conv2d: MIOpen's composable-kernel path (K not split) also transposes the output to NHWC before the conv kernel: 4 transposes", ck)
     if arch.vendor == "AMD":
         work.serial.extend(_atomic_split_k_kernels(arch, dtype, n * k * pp * qq, launch))
     work.launch = launch
     return work
 
 
-def _ck_output_transpose(arch, dtype: str, rows, cols, launch) -> Work:
+def _ck_output_transpose(arch, dtype: str, rows, cols, where) -> Work:
     """MIOpen's composable-kernel NCHW forward path, where K is not split: it transposes the
     output tensor to NHWC before the conv kernel as well as back after it, so four transposes run
     per call, not three (TraceLens MI300X ResNet traces: batched_transpose on the input, the
     filters and the output-sized tensor, the ``ck::tensor_operation`` conv kernel, then the
-    output transpose back; the split-K igemm path has three, plus its zero fill and cast)."""
-    whole = np.asarray(launch.split_k, dtype=float) <= 1.0
-    t = transpose.transpose({"rows": np.where(whole, rows, 0.0), "cols": cols}, arch, dtype)
-    t.launch.kernels = np.where(whole, 1.0, 0.0)
+    output transpose back; the split-K igemm path has three, plus its zero fill and cast), only
+    ``where`` it is dispatched (K not split, a filter larger than 1x1)."""
+    t = transpose.transpose({"rows": np.where(where, rows, 0.0), "cols": cols}, arch, dtype)
+    t.launch.kernels = np.where(where, 1.0, 0.0)
     return t
 
 
