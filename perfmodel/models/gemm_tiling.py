@@ -74,6 +74,7 @@ def _choice_cost(
     rb: float = 1.0,
     alone: bool = False,
     split_launch: float = 0.0,
+    edges: _Edges | None = None,
 ):
     """Local time used only to rank configurations (the estimator times the final Work).
 
@@ -89,10 +90,11 @@ def _choice_cost(
     grid pays one more dispatch (``split_launch`` seconds) where the library reduces in a kernel
     of its own (`split_k_reduce_kernel`), as the estimator charges it.
     """
-    tiles_m = np.ceil(m * (1.0 / tile.m))
-    tiles_n = np.ceil(n * (1.0 / tile.n))
+    edges = edges or _Edges(m, n, rb)
+    tiles_m, tiles_n = edges.tiles_m(tile.m), edges.tiles_n(tile.n)
     bs = batch if np.ndim(split) == 0 and split == 1.0 else batch * split  # x * 1.0 == x exactly
-    grid = tiles_m * tiles_n * bs
+    unit = np.ndim(bs) == 0 and bs == 1.0  # a batch of one problem: x * 1.0 == x, skipped
+    grid = tiles_m * tiles_n if unit else tiles_m * tiles_n * bs
     if ks is None:  # K steps one split walks (the caller passes them when they repeat across tiles)
         ks = np.ceil(k / (split * tk)) * tk
     wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
@@ -101,10 +103,17 @@ def _choice_cost(
         (tile.m + tile.n * rb) * elem * r.cus / r.bw.get("l1", np.inf),
         float(wc * tile.m + wr * tile.n * rb) * elem * r.cus / r.bw.get("lds", np.inf),
     )
-    rounds = np.ceil(grid * (1.0 / r.cus))
-    cost = rounds * ks * per_cu + (rounds if alone else 1.0) * 2.0 * r.lat
-    l2 = multicast_requests(tiles_n * m, tiles_m * n * rb, tiles_m, tiles_n, r.cluster)
-    l2 = l2 * bs * ks * (elem / r.bw.get("l2", np.inf)) + out_l2
+    # in place on this call's own temporaries: the same operations in the same order
+    rounds = np.ceil(np.multiply(grid, 1.0 / r.cus, out=grid), out=grid)
+    cost = rounds * ks
+    cost *= per_cu
+    cost += (rounds if alone else 1.0) * 2.0 * r.lat
+    l2 = multicast_requests(edges.a_part(tile.n), edges.b_part(tile.m), tiles_m, tiles_n, r.cluster)
+    if not unit:
+        l2 *= bs
+    l2 *= ks
+    l2 *= elem / r.bw.get("l2", np.inf)
+    l2 += out_l2
     if np.ndim(split):
         split_on = split > 1
         if split_launch:
@@ -120,8 +129,42 @@ def _choice_cost(
         base_mem = base_mem + np.where(beyond, part * (2.0 / r.bw[r.mem]), 0.0)
         cost += np.maximum(np.maximum(l2, base_mem), t_mall)
         return cost
-    cost += np.maximum(l2, base_mem)
+    cost += np.maximum(l2, base_mem, out=l2)
     return cost
+
+
+class _Edges:
+    """Per-call arrays of the tile ranking that depend on one tile edge only (tiles along M and
+    N, the A and B panel requests), computed once for the candidates that share that edge."""
+
+    def __init__(self, m, n, rb: float):
+        self.m, self.n, self.rb = m, n, rb
+        self._c: dict = {}
+
+    def _get(self, key, make):
+        v = self._c.get(key)
+        if v is None:
+            v = self._c[key] = make()
+        return v
+
+    def tiles_m(self, tm):
+        return self._get(("tm", tm), lambda: np.ceil(self.m * (1.0 / tm)))
+
+    def tiles_n(self, tn):
+        return self._get(("tn", tn), lambda: np.ceil(self.n * (1.0 / tn)))
+
+    def a_part(self, tn):  # A rows requested once per tile column
+        return self._get(("a", tn), lambda: self.tiles_n(tn) * self.m)
+
+    def b_part(self, tm):  # B columns requested once per tile row
+        if self.rb == 1.0:  # x * 1.0 == x
+            return self._get(("b", tm), lambda: self.tiles_m(tm) * self.n)
+        return self._get(("b", tm), lambda: self.tiles_m(tm) * self.n * self.rb)
+
+    def grid1(self, tm, tn):  # tiles at split 1, as the split test counts them (m / tile)
+        f = self._get(("gm", tm), lambda: np.ceil(self.m / tm))
+        g = self._get(("gn", tn), lambda: np.ceil(self.n / tn))
+        return f * g
 
 
 def split_k_reduce_kernel(arch) -> bool:
@@ -158,20 +201,31 @@ def _choose(
     out_l2 = out / r.bw.get("l2", np.inf)  # C written through L2, the same for every tile
     ks_of: dict[int, np.ndarray] = {}  # K steps at split 1, per K tile (shared by the tiles of one tk)
     split_launch = arch.launch_overhead_s if split_k_reduce_kernel(arch) else 0.0
+    edges = _Edges(m, n, rb)
+    deep_of: dict[int, np.ndarray] = {}  # K deep enough to split, per K tile
+    unit = bool(np.all(batch == 1.0))  # one problem per shape: the ranking skips x * 1
+    one = 1.0 if unit else batch
     for i, (tile, tk) in enumerate(cands):
         if tk not in ks_of:
             ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
         alone = runs_alone(arch, tile, tk, elem, acc)
-        c = _choice_cost(r, m, n, k, batch, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone)
+        c = _choice_cost(r, m, n, k, one, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone, edges=edges)
         better = c < best if at_one is None else (c < best) & at_one
         np.copyto(best, c, where=better)
         np.copyto(idx, i, where=better)
         np.copyto(chosen, 1.0, where=better)
-        grid1 = np.ceil(m / tile.m) * np.ceil(n / tile.n) * batch
-        fill = (grid1 * 2 <= arch.cus) & (k >= 4 * tk) & may_fill
-        sel = np.nonzero(fill if pinned is None else fill | (pinned > 1))
-        if not sel[0].size:
+        grid1 = edges.grid1(tile.m, tile.n) if unit else edges.grid1(tile.m, tile.n) * batch
+        if tk not in deep_of:
+            deep_of[tk] = k >= 4 * tk
+        fill = grid1 <= arch.cus / 2  # the same test as grid1 * 2 <= cus for whole tile counts
+        fill &= deep_of[tk]
+        if may_fill is not True:
+            fill &= may_fill
+        if pinned is not None:
+            fill |= pinned > 1
+        if not fill.any():
             continue
+        sel = np.nonzero(fill)
         sm, sn, sk, sb = m[sel], n[sel], k[sel], batch[sel]
         s = fill_split(arch.cus, grid1[sel], sk, tk)
         if pinned is not None:
@@ -348,6 +402,13 @@ def gemv_rows(arch, dtype: str, m, k, out_dtype: str, weight_only: bool, scaling
     return (m <= GEMV_MAX_M) & (np.mod(k, 8) == 0)
 
 
+def _put(values, where: tuple, part) -> np.ndarray:
+    """A float copy of ``values`` with ``part`` (a scalar, or one value per index) at ``where``."""
+    out = np.array(values, dtype=float)
+    out[where] = part
+    return out
+
+
 def gemv_config(arch, m, n, k, batch) -> dict:
     """The GEMV's launch per shape: ``tm`` 16, the model's smallest matrix tile (the kernel's
     4x4x4 bf16 MFMA or fp16 dot2 work never bounds it); ``tn`` YTILE x waves columns per
@@ -428,9 +489,10 @@ def gemm_work(
     gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling) & linear_layer & (tile == "auto") & (split_k == 0)
     if np.any(gemv):
         work.note("a GEMV kernel (at most 4 rows, fp16/bf16 on AMD: vLLM wvSplitK, AITER decode): tile = 16 padded rows x the columns of one workgroup", gemv)
-        g = gemv_config(arch, m, n, k, batch)
+        on = np.nonzero(gemv)  # few shapes of a sweep: configured alone, then put in place
+        g = gemv_config(arch, m[on], n[on], k[on], batch[on])
         tm, tn, tk, lanes, split = (
-            np.where(gemv, g[f], v) for f, v in zip(("tm", "tn", "tk", "lanes", "split"), (tm, tn, tk, lanes, split), strict=True)
+            _put(v, on, g[f]) for f, v in zip(("tm", "tn", "tk", "lanes", "split"), (tm, tn, tk, lanes, split), strict=True)
         )
     rb = weight_bytes_per_k(weight_dtype, group_size, k) / elem if weight_only else 1.0
     t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, rb)
@@ -467,8 +529,8 @@ def gemm_work(
     if np.any(gemv):  # one GEMV workgroup per CU: it holds the LDS
         lds_cu = min(arch.capacity("lds") / arch.cus, lds_limit(arch))
         launch.lds_bytes = np.where(gemv, lds_cu, launch.lds_bytes)
-        launch.vgprs = np.where(gemv, g["vgprs"], launch.vgprs)
-        launch.bytes_in_flight_per_wave = np.where(gemv, g["flight"], 0.0)  # 0: the default elsewhere
+        launch.vgprs = _put(launch.vgprs, on, g["vgprs"])
+        launch.bytes_in_flight_per_wave = _put(np.zeros(shape), on, g["flight"])  # 0: the default elsewhere
     if np.any(split > 1):
         launch.split_k = split
         if split_k_reduce_kernel(arch):  # one more dispatch; its load-to-store chain is in its launch floor
