@@ -33,11 +33,11 @@ _ranked = gemm_tiling._choose
 _forced: dict = {}
 
 
-def _choose(arch, r, m, n, k, batch, elem, acc, out, rb=1.0, k_tiles=None, split_k=True):
-    """The ranking's choice, or the forced tile at split 1."""
+def _choose(arch, r, m, *args, **kw):
+    """The ranking's choice, or the forced tile at split 1 (whatever else `_choose` takes)."""
     if _forced:
         return tuple(np.full(m.shape, float(_forced[f])) for f in ("tm", "tn", "tk", "lanes")) + (np.ones(m.shape),)
-    return _ranked(arch, r, m, n, k, batch, elem, acc, out, rb, k_tiles, split_k)
+    return _ranked(arch, r, m, *args, **kw)
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ before every split igemm kernel; one of the two recordings, from another MIOpen 
 cast kernel.) Where K is not split, the same traces run MIOpen's composable-kernel conv
 (``ck::tensor_operation`` kernels) with four transposes per call: the input, the filters, the
 output tensor into NHWC before the conv kernel, and the output back after it
-(`_ck_output_transpose`). Those traces are also validation points, so the conv2d points of
+(`_transpose_where`). Those traces are also validation points, so the conv2d points of
 TraceLens's MI300X ResNet recordings are not independent of this structure.
 """
 
@@ -88,13 +88,12 @@ def conv2d(p: dict, arch, dtype: str) -> Work:
         # ResNet: transpose_NCHW2CNHW, a Tensile GEMM or a split igemm, transpose_CNHW2NCHW)
         pointwise = (np.asarray(r) == 1) & (np.asarray(s) == 1)
         # input (n*c rows of h*w), filters (k rows of c*r*s), output (n*k rows of P*Q)
-        for rows, cols in ((n * c, h * w), (np.where(pointwise, 0.0, k), c * r * s), (n * k, pp * qq)):
-            work.serial.append(transpose.transpose({"rows": rows, "cols": cols}, arch, dtype))
-        work.serial[1].launch.kernels = np.where(pointwise, 0.0, 1.0)
+        for rows, cols, where in ((n * c, h * w, True), (k, c * r * s, ~pointwise), (n * k, pp * qq, True)):
+            work.serial.append(_transpose_where(arch, dtype, rows, cols, where))
         work.notes.append("conv2d: NCHW layout: input and filter transposes before the GEMM kernel, output transpose after (3 more kernels, timed one after another; no filter transpose for a 1x1 filter)")
         if arch.vendor == "AMD":
             ck = (np.asarray(launch.split_k, dtype=float) <= 1.0) & ~pointwise
-            work.serial.append(_ck_output_transpose(arch, dtype, n * k, pp * qq, ck))
+            work.serial.append(_transpose_where(arch, dtype, n * k, pp * qq, ck))
             work.note("conv2d: MIOpen's composable-kernel path (K not split) also transposes the output to NHWC before the conv kernel: 4 transposes", ck)
     if arch.vendor == "AMD":
         work.serial.extend(_atomic_split_k_kernels(arch, dtype, n * k * pp * qq, launch))
@@ -102,13 +101,10 @@ def conv2d(p: dict, arch, dtype: str) -> Work:
     return work
 
 
-def _ck_output_transpose(arch, dtype: str, rows, cols, where) -> Work:
-    """MIOpen's composable-kernel NCHW forward path, where K is not split: it transposes the
-    output tensor to NHWC before the conv kernel as well as back after it, so four transposes run
-    per call, not three (TraceLens MI300X ResNet traces: batched_transpose on the input, the
-    filters and the output-sized tensor, the ``ck::tensor_operation`` conv kernel, then the
-    output transpose back; the split-K igemm path has three, plus its zero fill and cast), only
-    ``where`` it is dispatched (K not split, a filter larger than 1x1)."""
+def _transpose_where(arch, dtype: str, rows, cols, where) -> Work:
+    """A layout transpose the library dispatches only ``where`` it holds (the filters of a
+    filter larger than 1x1; the output-in transpose of MIOpen's composable-kernel path, K not
+    split): elsewhere it moves no bytes and costs no launch."""
     t = transpose.transpose({"rows": np.where(where, rows, 0.0), "cols": cols}, arch, dtype)
     t.launch.kernels = np.where(where, 1.0, 0.0)
     return t

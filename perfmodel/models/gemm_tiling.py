@@ -157,14 +157,10 @@ class _Edges:
         return self._get(("a", tn), lambda: self.tiles_n(tn) * self.m)
 
     def b_part(self, tm):  # B columns requested once per tile row
-        if self.rb == 1.0:  # x * 1.0 == x
-            return self._get(("b", tm), lambda: self.tiles_m(tm) * self.n)
         return self._get(("b", tm), lambda: self.tiles_m(tm) * self.n * self.rb)
 
-    def grid1(self, tm, tn):  # tiles at split 1, as the split test counts them (m / tile)
-        f = self._get(("gm", tm), lambda: np.ceil(self.m / tm))
-        g = self._get(("gn", tn), lambda: np.ceil(self.n / tn))
-        return f * g
+    def grid1(self, tm, tn):  # tiles of one problem at split 1
+        return self.tiles_m(tm) * self.tiles_n(tn)
 
 
 def split_k_reduce_kernel(arch) -> bool:

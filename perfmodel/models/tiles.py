@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from perfmodel import dtypes
+from perfmodel.errors import InputError
 from perfmodel.estimate import workgroups_per_cu
 from perfmodel.models import traffic
 from perfmodel.work import Work
@@ -221,8 +222,6 @@ def user_tile(arch, text: str, elem: float, acc: float, k_tiles=None) -> tuple[T
     has; K the given depth, else the deepest of ``k_tiles`` whose two staged steps fit the LDS
     (one step, else the shallowest). Refused (`InputError`) only where no workgroup of this GPU
     could hold the accumulators at all."""
-    from perfmodel.errors import InputError
-
     dims = [int(v) for v in text.split("x")]
     tm, tn = dims[0], dims[1]
     regs = lane_registers(arch)
