@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.arch import Arch
+from perfmodel.models.traffic import dirty_writeback
 from perfmodel.rates import (
     CORE_CLOCKED_LEVELS,
     bandwidth,
@@ -33,6 +34,7 @@ from perfmodel.rates import (
 )
 from perfmodel.roofline import largest_term
 from perfmodel.vocab import (
+    DEVICE_MEMORY,
     FILL,
     GLOBAL_PATH,
     INT,
@@ -274,6 +276,7 @@ def _memory_terms(
     in_flight = occ["resident_waves"] * bpw
     for level, b in work.bytes.items():
         b = np.asarray(b, dtype=float)
+        extra = _dirty_writeback(work, arch, level, notes)
         if level not in arch.levels:
             add_note(*notes, f"{arch.key} has no '{level}' level: its bytes are not timed", b > 0)
             continue
@@ -288,9 +291,28 @@ def _memory_terms(
         # per-CU resources (LDS, L1) idle on CUs without work: scale by the quantization
         per_cu_rate = rate * q if level in PER_CU_LEVELS else rate
         eff_bw = np.minimum(per_cu_rate, little)
-        terms.time[t] = b / eff_bw  # eff_bw > 0: at least one wave is resident
+        terms.time[t] = (b + extra) / eff_bw  # eff_bw > 0: at least one wave is resident
         terms.latency_limited[t] = little < per_cu_rate
         terms.naive[t] = b / peak
+
+
+def _dirty_writeback(work: Work, arch: Arch, level: str, notes: tuple[list, dict]):
+    """Bytes a cold kernel's device-memory term adds for L2 lines another kernel left dirty
+    (`traffic.dirty_writeback`; 0 at other levels, in a warm run or a modelled sequence
+    (`Work.dirty_l2`), or without a measured figure).
+    Timed with the level's own bytes; the kernel's byte counts and the naive roofline leave
+    them out, since they are not this kernel's data."""
+    if level not in DEVICE_MEMORY or not work.dirty_l2:
+        return 0.0
+    extra = dirty_writeback(arch, work.bytes_read.get(level, 0.0), work.bytes_write.get(level, 0.0))
+    if extra is None:
+        return 0.0
+    add_note(
+        *notes,
+        f"cold run: {level} also writes back the L2 lines the previous kernel left dirty (measured on {arch.gfx})",
+        extra > 0,
+    )
+    return extra
 
 
 def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:

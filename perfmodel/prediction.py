@@ -39,12 +39,18 @@ def _group_key(c: Case, warm: bool) -> tuple:
 
 def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str | None = None):
     """Call a kernel model; an InputError from inside it names the case."""
+    from perfmodel.models.traffic import other_writers_dirty
+
     try:
-        return model.fn(params, arch, dtype)
+        work = model.fn(params, arch, dtype)
     except InputError as e:
         if where and not e.where:
             raise InputError(e.detail, where=where, key=e.key) from None
         raise
+    if not other_writers_dirty():
+        for w in (work, *work.serial):
+            w.dirty_l2 = False
+    return work
 
 
 def evaluate(

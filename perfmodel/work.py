@@ -130,6 +130,12 @@ class Work(LevelBytes):
     # library's layout transposes around a convolution): each is timed on its own and their
     # times add to this kernel's, since kernels of one stream run one after another
     serial: list[Work] = field(default_factory=list)
+    # whether the L2 holds lines that a writer this prediction does not charge left dirty, which
+    # this kernel's allocations evict (`traffic.dirty_writeback`): a single cold run, after a
+    # write that flushes the cache or behind another kernel (the default); False in the steady
+    # state of a repeated kernel (`traffic.warm_caches`) and in a modelled step, whose kernels
+    # are each charged their own writes (`traffic.writes_charged`)
+    dirty_l2: bool = True
 
     @property
     def total_flops(self):
@@ -162,6 +168,7 @@ class Work(LevelBytes):
         total.note_where = dict(self.note_where)
         total.packed, total.timed, total.timed_latency = self.packed, self.timed, self.timed_latency
         total.dependent, total.iops, total.valu_issue = self.dependent, dict(self.iops), dict(self.valu_issue)
+        total.dirty_l2 = self.dirty_l2
         for sub in self.serial:
             for k, v in sub.flops.items():
                 total.flops[k] = total.flops.get(k, 0.0) + v

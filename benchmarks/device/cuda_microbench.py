@@ -21,6 +21,13 @@ What it measures (all medians; kernel durations from torch.profiler's CUPTI reco
   attention_seq   SDPA cuDNN forward and backward from 128 to 4096 tokens at 2 x 32 heads.
   gemm_k    cuBLAS BF16 GEMMs, 4096^2 and 8192^2 outputs, K from 64 to 4096.
   fp8_block torch._scaled_mm FP8 GEMMs with per-tensor and with 1x128 / 128x128 block scales.
+  panel     HBM reads in a GEMM's pattern against linear streaming: programs that walk BN rows
+            x K of a K-contiguous bf16 matrix in BN x BK tiles (a skinny GEMM's B panels, no
+            matrix product), programs that read the same bytes as contiguous chunks, and cuBLAS
+            GEMMs of 1 and 16 rows on the same matrix; cold kernel durations.
+  dirty     a read-only kernel of 4 MiB to 1 GiB after an L2 flush that writes (zero_, as
+            triton.testing.do_bench and `cold` here flush) and after one that only reads: the
+            dirty lines a write flush leaves in the L2 are written back while the kernel runs.
 Sections can be named after OUT.json (default: all). It needs torch and triton with a CUDA GPU;
 nothing here runs in the test suite.
 """
@@ -611,6 +618,109 @@ def main(out_path: str, wanted: list[str]) -> None:
         result["gemm_fp8_block"] = rows
         save()
 
+    # --- HBM reads in a GEMM's tile pattern against linear streaming -------------------------
+    @triton.jit
+    def panel_read_kernel(b_ptr, out_ptr, n_rows, k_len, k_split, BN: tl.constexpr, BK: tl.constexpr):
+        # program (i, j) walks rows [i BN, (i+1) BN) over K columns [j k_split, (j+1) k_split) in
+        # BN x BK tiles, as a GEMM tile streams its B panel (split-K: j > 0)
+        rows = tl.program_id(0) * BN + tl.arange(0, BN)
+        k0 = tl.program_id(1) * k_split
+        acc = tl.zeros([BN, BK], dtype=tl.float32)
+        for kk in range(0, k_split, BK):
+            cols = k0 + kk + tl.arange(0, BK)
+            acc += tl.load(b_ptr + rows[:, None] * k_len + cols[None, :]).to(tl.float32)
+        tl.store(out_ptr + tl.program_id(1) * n_rows + rows, tl.sum(acc, axis=1))
+
+    @triton.jit
+    def linear_read_kernel(x_ptr, out_ptr, chunk, BLOCK: tl.constexpr):
+        # program p reads elements [p chunk, (p+1) chunk) in steps of BLOCK
+        base = tl.program_id(0).to(tl.int64) * chunk
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for i in range(0, chunk, BLOCK):
+            acc += tl.load(x_ptr + base + i + tl.arange(0, BLOCK)).to(tl.float32)
+        tl.store(out_ptr + tl.program_id(0), tl.sum(acc, axis=0))
+
+    def panel_rows(n: int, k: int, rows: list, tiles: bool = True) -> None:
+        """The linear, front, tiled (where ``tiles``) and cuBLAS reads of one n x k bf16 matrix
+        (K contiguous)."""
+        bt = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
+        out = torch.empty(max(16 * n, 1024 * 2048), device=dev)
+        base = {"n": n, "k": k, "bytes": n * k * 2}
+        block = 4096
+        for programs in (128, 512, 2048):  # powers of two: whole chunks of these sizes
+            chunk = n * k // programs
+            row = {"pattern": "linear", **base, "programs": programs, "block": block}
+
+            def lin(chunk=chunk, programs=programs):
+                linear_read_kernel[(programs,)](bt, out, chunk, BLOCK=block, num_warps=4, num_stages=4)
+
+            timed_row("panel", rows, row, lin, 10, names=False)
+        flat = bt.view(torch.float32).view(-1)  # the same bytes as fp32, for read_kernel
+        fblock = 2048
+        nchunks = flat.numel() // fblock
+        for programs in (512, 1024):
+            # a sweeping front: program p reads chunks p, p + P, p + 2P, ... (once each)
+            iters = nchunks // programs
+            row = {"pattern": "front", **base, "programs": programs, "block": fblock * 4 // 2}
+
+            def front(programs=programs, iters=iters):
+                read_kernel[(programs,)](flat, out, nchunks, iters, BLOCK=fblock, CG=False, num_warps=8)
+
+            timed_row("panel", rows, row, front, 10, names=False)
+        for m in (1, 16):
+            a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+            timed_row("panel", rows, {"pattern": "cublas", **base, "m": m}, lambda a=a: a @ bt.t(), 10)
+        if not tiles:
+            return
+        for bn in (16, 64, 128):
+            for bk in (64, 128, 256):
+                for split in (1, 4):
+                    row = {"pattern": "panel", **base, "bn": bn, "bk": bk, "split": split, "programs": n // bn * split}
+
+                    def pan(bn=bn, bk=bk, split=split):
+                        grid = (n // bn, split)
+                        panel_read_kernel[grid](bt, out, n, k, k // split, BN=bn, BK=bk, num_warps=4, num_stages=4)
+
+                    timed_row("panel", rows, row, pan, 10, names=False)
+
+    def panel_section() -> None:
+        rows: list[dict] = []
+        for n, k in ((8192, 8192), (4096, 4096)):
+            panel_rows(n, k, rows)
+            torch.cuda.empty_cache()
+        panel_rows(32768, 16384, rows, tiles=False)  # 1 GiB: the size effect apart from the pattern
+        result["panel"] = rows
+        save()
+
+    # --- what a write flush leaves behind: dirty L2 lines the next kernel writes back ---------
+    def dirty_section() -> None:
+        rows: list[dict] = []
+        flush_out = torch.empty(1024 * 2048, device=dev)
+        nchunks = flush.numel() // 2048
+
+        def read_flush() -> None:  # every line of the 256 MiB buffer read once: a clean L2
+            read_kernel[(1024,)](flush, flush_out, nchunks, nchunks // 1024, BLOCK=2048, CG=False, num_warps=8)
+
+        for mib in (4, 16, 32, 64, 128, 256, 1024):
+            x = torch.randn(mib * 2**20 // 2, device=dev, dtype=torch.bfloat16)
+            out = torch.empty(512, device=dev)
+            chunk = x.numel() // 512
+
+            def fn(x=x, out=out, chunk=chunk):
+                linear_read_kernel[(512,)](x, out, chunk, BLOCK=4096, num_warps=4, num_stages=4)
+
+            for _ in range(3):
+                fn()
+            row = {"bytes": mib * 2**20}
+            for name, between in (("write_flush", flush.zero_), ("read_flush", read_flush), ("none", None)):
+                durs = kernel_durations_us(fn, 10, between=between)
+                mine = [d for d, nm in zip(durs, last_names, strict=True) if "linear_read" in nm]
+                row[name + "_us"] = statistics.median(mine)
+            rows.append(row)
+            print("dirty", json.dumps(row), flush=True)
+        result["dirty"] = rows
+        save()
+
     all_sections = {
         "scope": scope_section,
         "latency": latency_section,
@@ -627,6 +737,8 @@ def main(out_path: str, wanted: list[str]) -> None:
         "gemm_k": gemm_k_section,
         "fp8": fp8_section,
         "fp8_block": fp8_block_section,
+        "panel": panel_section,
+        "dirty": dirty_section,
     }
     chosen = [all_sections[n] for n in (wanted or list(all_sections))]
     for section in chosen:

@@ -152,6 +152,7 @@ def analyze_records(
 
     ``dtype``: every floating-point op is modelled in it (as if the module ran in that dtype);
     None keeps the dtypes the trace recorded (bf16 where a record has none)."""
+    from perfmodel.models.traffic import writes_charged
     from perfmodel.prediction import evaluate, normalize_all
 
     archs = [arch] if isinstance(arch, str) else list(arch)
@@ -188,7 +189,8 @@ def analyze_records(
         idx.append(keys[k])
     rows: list[dict] = []
     for a in archs:
-        preds = evaluate(normalize_all(distinct, [a]), warm=warm) if distinct else []
+        with writes_charged():  # one step: every kernel pays its own writes, none another's
+            preds = evaluate(normalize_all(distinct, [a]), warm=warm) if distinct else []
         total = 0.0
         arch_rows = []
         for r, i in zip(kept, idx, strict=True):

@@ -21,21 +21,64 @@ import numpy as np
 from perfmodel.vocab import DEVICE_MEMORY, GLOBAL_PATH
 
 _WARM: contextvars.ContextVar[bool] = contextvars.ContextVar("perfmodel_warm_caches", default=False)
+_CHARGED: contextvars.ContextVar[bool] = contextvars.ContextVar("perfmodel_writes_charged", default=False)
 
 
 @contextlib.contextmanager
-def warm_caches(on: bool = True):
-    """Within this block, kernel inputs that fit a cache are served from it (steady state)."""
-    token = _WARM.set(on)
+def _flag(var: contextvars.ContextVar[bool], on: bool):
+    token = var.set(on)
     try:
         yield
     finally:
-        _WARM.reset(token)
+        var.reset(token)
+
+
+def warm_caches(on: bool = True):
+    """Within this block, kernel inputs that fit a cache are served from it (steady state)."""
+    return _flag(_WARM, on)
 
 
 def is_warm() -> bool:
     return _WARM.get()
 
+
+def writes_charged(on: bool = True):
+    """Within this block, kernels are steps of one modelled sequence (`perfmodel model`): each
+    is charged its own device-memory writes, so none pays for dirty lines another left in the
+    L2 (`dirty_writeback`), which would count those writes twice."""
+    return _flag(_CHARGED, on)
+
+
+def other_writers_dirty() -> bool:
+    """Whether a kernel modelled now finds L2 lines dirty that no prediction charges: a single
+    cold run (after a write that flushes the cache, or behind another kernel), not a warm one
+    and not a step of a modelled sequence."""
+    return not _WARM.get() and not _CHARGED.get()
+
+
+def dirty_writeback(arch, read, write):
+    """Device-memory bytes a cold kernel writes back for L2 lines another kernel left dirty, or
+    None where the target has no measured figure (model_constants.yaml `cold_dirty_writeback`).
+
+    The L2 is write-back: the kernel before (a pipeline's producer, or the write that flushes the
+    cache before a timed run, as triton.testing.do_bench does) leaves it holding dirty lines,
+    and each line this kernel brings in evicts one. Measured on an H100 with a read-only kernel
+    after a write flush: `share` of the bytes it allocates comes back as write-back traffic, up
+    to `l2_share` of the L2 (the dirty lines there are). The kernel's own writes, which the model
+    books at device memory, stand for the write-back they cause later; so a kernel pays the
+    larger of its own writes and the write-back of what it displaces, never both."""
+    c = _dirty_constants().get(arch.gfx)
+    if c is None or "l2" not in arch.levels:
+        return None
+    read, write = np.asarray(read, dtype=float), np.asarray(write, dtype=float)
+    cap = c["l2_share"]["value"] * arch.capacity("l2")
+    return np.maximum(0.0, np.minimum(c["share"]["value"] * (read + write), cap) - write)
+
+
+def _dirty_constants() -> dict:
+    from perfmodel.rates import constants
+
+    return constants().get("cold_dirty_writeback", {})
 
 
 def chain(arch) -> list[str]:
