@@ -25,9 +25,10 @@ What it measures (all medians; kernel durations from torch.profiler's CUPTI reco
             x K of a K-contiguous bf16 matrix in BN x BK tiles (a skinny GEMM's B panels, no
             matrix product), programs that read the same bytes as contiguous chunks, and cuBLAS
             GEMMs of 1 and 16 rows on the same matrix; cold kernel durations.
-  dirty     a read-only kernel of 4 MiB to 1 GiB after an L2 flush that writes (zero_, as
-            triton.testing.do_bench and `cold` here flush) and after one that only reads: the
-            dirty lines a write flush leaves in the L2 are written back while the kernel runs.
+  dirty     a read-only kernel and an elementwise out = 2x of 4 MiB to 1 GiB after an L2 flush
+            that writes (zero_, as triton.testing.do_bench and `cold` here flush), after one
+            that only reads, and with none: the dirty lines a write flush leaves in the L2 are
+            written back while the kernel runs.
 Sections can be named after OUT.json (default: all). It needs torch and triton with a CUDA GPU;
 nothing here runs in the test suite.
 """
@@ -704,20 +705,25 @@ def main(out_path: str, wanted: list[str]) -> None:
         for mib in (4, 16, 32, 64, 128, 256, 1024):
             x = torch.randn(mib * 2**20 // 2, device=dev, dtype=torch.bfloat16)
             out = torch.empty(512, device=dev)
+            y = torch.empty_like(x)
             chunk = x.numel() // 512
 
-            def fn(x=x, out=out, chunk=chunk):
+            def read(x=x, out=out, chunk=chunk):
                 linear_read_kernel[(512,)](x, out, chunk, BLOCK=4096, num_warps=4, num_stages=4)
 
-            for _ in range(3):
-                fn()
-            row = {"bytes": mib * 2**20}
-            for name, between in (("write_flush", flush.zero_), ("read_flush", read_flush), ("none", None)):
-                durs = kernel_durations_us(fn, 10, between=between)
-                mine = [d for d, nm in zip(durs, last_names, strict=True) if "linear_read" in nm]
-                row[name + "_us"] = statistics.median(mine)
-            rows.append(row)
-            print("dirty", json.dumps(row), flush=True)
+            def mul(x=x, y=y):  # reads and writes the same bytes: out = 2 x
+                torch.mul(x, 2.0, out=y)
+
+            for kernel, fn, name_part in (("read", read, "linear_read"), ("mul", mul, "elementwise")):
+                for _ in range(3):
+                    fn()
+                row = {"kernel": kernel, "bytes": mib * 2**20}
+                for name, between in (("write_flush", flush.zero_), ("read_flush", read_flush), ("none", None)):
+                    durs = kernel_durations_us(fn, 10, between=between)
+                    mine = [d for d, nm in zip(durs, last_names, strict=True) if name_part in nm]
+                    row[name + "_us"] = statistics.median(mine)
+                rows.append(row)
+                print("dirty", json.dumps(row), flush=True)
         result["dirty"] = rows
         save()
 
