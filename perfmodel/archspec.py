@@ -91,6 +91,10 @@ LEVEL = (
         "line": (Q("bytes"), False),
         # idle load-to-use latency of one access that hits this level (a pointer chase); 1 ns .. 10 us
         "latency": (Q("time", LATENCY_RANGE), False),
+        # a write-back cache: the device-memory write-back a cold kernel pays for lines another
+        # writer left dirty here, as `share` of the bytes it allocates, at most `of_capacity` of
+        # this level (measured: `traffic.dirty_writeback`)
+        "dirty_writeback": (("struct", {"share": (Q("fraction"), True), "of_capacity": (Q("fraction"), True)}), False),
     },
 )
 SCHEMA = (

@@ -57,28 +57,25 @@ def other_writers_dirty() -> bool:
 
 
 def dirty_writeback(arch, read, write):
-    """Device-memory bytes a cold kernel writes back for L2 lines another kernel left dirty, or
-    None where the target has no measured figure (model_constants.yaml `cold_dirty_writeback`).
+    """Device-memory bytes a cold kernel writes back for L2 lines another writer left dirty, or
+    None where the spec has no measured figure (`memory.l2.dirty_writeback`).
 
-    The L2 is write-back: the kernel before (a pipeline's producer, or the write that flushes the
-    cache before a timed run, as triton.testing.do_bench does) leaves it holding dirty lines,
-    and each line this kernel brings in evicts one. Measured on an H100 with a read-only kernel
-    after a write flush: `share` of the bytes it allocates comes back as write-back traffic, up
-    to `l2_share` of the L2 (the dirty lines there are). The kernel's own writes, which the model
-    books at device memory, stand for the write-back they cause later; so a kernel pays the
-    larger of its own writes and the write-back of what it displaces, never both."""
-    c = _dirty_constants().get(arch.gfx)
-    if c is None or "l2" not in arch.levels:
+    The L2 is write-back: the write that flushes the cache before a timed run (as
+    triton.testing.do_bench does) or the kernel before leaves it holding dirty lines, and each
+    line this kernel brings in evicts one. Measured with a read-only kernel after a write flush
+    (benchmarks/device/cuda_microbench.py, section `dirty`): `share` of the bytes it allocates
+    comes back as write-back, up to `of_capacity` of the L2 (the dirty lines there are). The
+    kernel's own writes, which the model books at device memory, stand for the write-back they
+    cause later (an elementwise kernel after the same flush takes what the model gives it for
+    its reads and writes); so a kernel pays the larger of the two, never both."""
+    if "l2" not in arch.levels:
+        return None
+    c = arch.level("l2").get("dirty_writeback")
+    if c is None:
         return None
     read, write = np.asarray(read, dtype=float), np.asarray(write, dtype=float)
-    cap = c["l2_share"]["value"] * arch.capacity("l2")
-    return np.maximum(0.0, np.minimum(c["share"]["value"] * (read + write), cap) - write)
-
-
-def _dirty_constants() -> dict:
-    from perfmodel.rates import constants
-
-    return constants().get("cold_dirty_writeback", {})
+    cap = c["of_capacity"].value * arch.capacity("l2")
+    return np.maximum(0.0, np.minimum(c["share"].value * (read + write), cap) - write)
 
 
 def chain(arch) -> list[str]:
