@@ -309,7 +309,7 @@ def _dirty_writeback(work: Work, arch: Arch, level: str, notes: tuple[list, dict
         return 0.0
     add_note(
         *notes,
-        f"cold run: {level} also writes back the L2 lines the previous kernel left dirty (measured on {arch.gfx})",
+        f"cold run: {level} also writes back the L2 lines left dirty by the write before this kernel (measured on the {arch.key})",
         extra > 0,
     )
     return extra
