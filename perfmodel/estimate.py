@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.arch import Arch
+from perfmodel.callable_module import make_callable
 from perfmodel.models.traffic import dirty_writeback
 from perfmodel.rates import (
     CORE_CLOCKED_LEVELS,
@@ -684,3 +685,6 @@ def estimate(
         notes=notes[0],
         note_where=notes[1],
     )
+
+
+make_callable(__name__, estimate)  # `perfmodel.estimate(...)` even after this module was imported

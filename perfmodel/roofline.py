@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from perfmodel.arch import Arch, Roof, load_arch
+from perfmodel.callable_module import make_callable
 from perfmodel.vocab import MATRIX_PIPES, bound_label, compute_term, memory_term, split_flop_key
 
 
@@ -178,3 +179,6 @@ def roofline(arch: str | Arch, dtypes: list[str] | None = None, sparse: bool = F
 
                 raise InputError(f"{a.key} ({a.name}) has no {d} compute rate; it has {', '.join(sorted(known))}", key="dtype")
     return RooflineModel(a, [c for c in ceilings if c.kind == "compute"], [c for c in ceilings if c.kind == "memory"])
+
+
+make_callable(__name__, roofline)  # `perfmodel.roofline(...)` even after this module was imported

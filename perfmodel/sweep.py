@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from perfmodel.arch import DEFAULT_ARCH, Arch, load_arch
+from perfmodel.callable_module import make_callable
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, RatesUsed, estimate
 from perfmodel.prediction import run_model
@@ -166,3 +167,6 @@ def sweep(
             parts.append(estimate(run_model(model, chunk, a, dtype or model.default_dtype), a))
             sizes.append(min(CHUNK, n - i) if len(starts) > 1 else n)
     return Sweep(parts, shape, sizes)
+
+
+make_callable(__name__, sweep)  # `perfmodel.sweep(...)` even after this module was imported

@@ -263,6 +263,23 @@ def test_validate_is_callable_at_top_level_after_importing_the_package():
     assert v.rows and "<table>" in v._repr_html_() and "vecCopy" in repr(v)
 
 
+def test_functions_named_like_their_modules_stay_callable_after_the_modules_are_imported():
+    # perfmodel.predict imports perfmodel.estimate and perfmodel.roofline, which binds the package's
+    # attributes to those modules; a user's `import perfmodel.sweep` does the same for sweep
+    import perfmodel
+
+    perfmodel.predict("gemm", "mi300x", m=64, n=64, k=64)
+    import perfmodel.estimate
+    import perfmodel.roofline
+    import perfmodel.sweep
+
+    s = perfmodel.sweep("gemm", "mi300x", "bf16", m=[64, 128], n=64, k=64)
+    assert s.time_s.shape == (2,)
+    e = perfmodel.estimate(s.estimate.work, s.estimate.arch)
+    assert e.time_s.shape == (2,)
+    assert perfmodel.roofline("mi300x").compute
+
+
 def test_to_pandas_without_pandas_says_how(monkeypatch):
     import sys
 

@@ -12,7 +12,7 @@ from test_estimate import BASE, dtype_for, families, scaled
 from perfmodel.arch import load_arch
 from perfmodel.sweep import sweep
 
-# the module (``perfmodel.sweep`` the attribute is the function once the package exports it)
+# the module itself, whose CHUNK the tests shrink (``perfmodel.sweep`` may be the function)
 sweep_module = importlib.import_module("perfmodel.sweep")
 
 # sizes from 1/64 to 4x the base shape: small and large shapes, so chunks differ in which

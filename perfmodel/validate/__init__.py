@@ -12,21 +12,10 @@
 
 from __future__ import annotations
 
-import sys
-import types
-
+from perfmodel.callable_module import make_callable
 from perfmodel.validate.many import ValidationSet, validate_many
 from perfmodel.validate.report import Validation, validate
 
 __all__ = ["Validation", "ValidationSet", "validate", "validate_many"]
 
-
-class _CallablePackage(types.ModuleType):
-    """``perfmodel.validate(path)`` works even after this package was imported: importing it
-    binds the name ``perfmodel.validate`` to the package, which would shadow the function."""
-
-    def __call__(self, *args, **kwargs) -> Validation:
-        return validate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+make_callable(__name__, validate)  # `perfmodel.validate(path)` even after this package was imported
