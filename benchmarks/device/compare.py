@@ -2,7 +2,8 @@
 
     python benchmarks/device/compare.py benchmarks/device/results/h200-2026-11-26.json --arch h200
 
-Prints one row per measured kernel (elementwise sweep, norms, attention, GEMMs) with the
+Prints one row per measured kernel (elementwise sweep, norms, attention, GEMMs, the read-only
+and elementwise kernels of the `dirty` section after their write flush) with the
 predicted / measured ratio and the largest terms; docs/device-measurements.md quotes it.
 """
 
@@ -62,6 +63,14 @@ def cases(run: dict) -> list[tuple[str, str, dict, float]]:
     for r in run.get("gemm_fp8_block", []):
         case = {"kernel": "gemm", "m": r["m"], "n": r["n"], "k": r["k"], "dtype": "fp8", "scaling": r["scaling"], "out_dtype": "bf16"}
         out.append(("gemm_fp8_block", f"gemm fp8 {r['scaling']} {r['m']}x{r['n']}x{r['k']}", case, r["cold_kernel_us"]))
+    for r in run.get("dirty", []):  # measured after the write flush that cold predictions assume
+        n = r["bytes"] // 2  # bf16 elements
+        if r.get("kernel", "read") == "read":
+            case = {"kernel": "reduction", "n": n, "dtype": "bf16"}
+        else:
+            case = {"kernel": "elementwise", "n": n, "dtype": "bf16", "reads": 1, "writes": 1, "flops_per_element": 1}
+        label = f"{r.get('kernel', 'read')} bf16 {r['bytes'] >> 20} MiB after a write flush"
+        out.append(("dirty", label, case, r["write_flush_us"]))
     return [c for c in out if c[3]]
 
 
