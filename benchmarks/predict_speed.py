@@ -3,6 +3,11 @@
 Targets (issue 3): >= 1,000,000 GEMM estimates/s through `perfmodel.sweep`, and >= 20,000
 cases/s through `perfmodel predict --cases FILE.jsonl --format jsonl` (JSON lines in and out),
 on one core. Run:  python benchmarks/predict_speed.py  (prints a markdown table).
+
+    python benchmarks/predict_speed.py --chunks 1000000000,65536,32768,131072 --rounds 3
+
+times only the sweep, in one process, with `perfmodel.sweep.CHUNK` set to each size in turn
+(round by round, so a slow minute of a shared machine hits every size alike).
 """
 
 from __future__ import annotations
@@ -73,7 +78,32 @@ def cli_rate(n: int = 100_000) -> tuple[float, float]:
     return n / wall, n / max(wall - startup, 1e-9)
 
 
+def chunk_table(chunks: list[int], rounds: int) -> None:
+    """Markdown rows of `sweep_rate` per chunk size (`perfmodel.sweep.CHUNK`), sizes interleaved."""
+    import importlib
+
+    module = importlib.import_module("perfmodel.sweep")  # the module, whose CHUNK is set here
+    rates: dict[int, list[float]] = {c: [] for c in chunks}
+    for _ in range(rounds):
+        for c in chunks:
+            module.CHUNK = c
+            rates[c].append(sweep_rate())
+    print("| chunk | " + " | ".join(f"round {i + 1}" for i in range(rounds)) + " |")
+    print("|---" * (rounds + 1) + "|")
+    for c, r in rates.items():
+        print(f"| {c:,} | " + " | ".join(f"{x:,.0f} /s" for x in r) + " |")
+
+
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunks", help="comma-separated sweep chunk sizes: time only the sweep at each")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    if args.chunks:
+        chunk_table([int(c) for c in args.chunks.split(",")], args.rounds)
+        return
     r1 = sweep_rate()
     r2, r2b = cli_rate()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, one thread\n")

@@ -32,11 +32,10 @@ class Sweep:
     """Arrays from a vectorised sweep, shaped like the broadcast of the inputs (one `Estimate`
     per chunk of shapes; the properties join them)."""
 
-    def __init__(self, est: Estimate | list[Estimate], shape: tuple, sizes: list[int] | None = None):
-        self.estimates = est if isinstance(est, list) else [est]
+    def __init__(self, estimates: list[Estimate], shape: tuple, sizes: list[int]):
+        self.estimates = estimates
         self.shape = shape
-        n = int(np.prod(shape)) if shape else 1
-        self._sizes = sizes or [n]
+        self._sizes = sizes  # shapes per estimate, in order
 
     @property
     def estimate(self) -> Estimate:
