@@ -4,6 +4,11 @@
 `validation/` (as-shipped predictions): per kernel family, the 10th and 90th percentiles of
 predicted / measured time. A family with fewer than 5 held-out points carries the pooled band
 (its ``basis`` says so); a kernel family absent from the file gets the pooled band too.
+
+Its ``cells`` section names the (kernel family, arch family) pairs whose published measurements
+sit systematically away from the model (`scripts/accuracy.py` `off_cells`): a prediction there
+carries a note with what they measured (`cell_note`). The band stays the family's: bands per
+pair were tried and held fewer measurements of a left-out source (docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -15,11 +20,45 @@ PATH = Path(__file__).with_name("error_bands.yaml")
 
 
 @lru_cache(maxsize=1)
-def bands() -> dict:
-    """Every band in the shipped file, keyed by kernel family (plus ``pooled``)."""
+def _file() -> dict:
     from perfmodel.yamlio import load_yaml
 
     return load_yaml(PATH, "error bands")
+
+
+@lru_cache(maxsize=1)
+def bands() -> dict:
+    """Every band in the shipped file, keyed by kernel family (plus ``pooled``)."""
+    return {k: v for k, v in _file().items() if k != "cells"}
+
+
+@lru_cache(maxsize=1)
+def cells() -> dict:
+    """The off cells of the shipped file, keyed ``"<kernel family>/<arch group>"``."""
+    return _file().get("cells") or {}
+
+
+def arch_group(arch) -> str:
+    """The arch family validation/ pools an arch's measurements under: its spec's ``family``
+    (CDNA3, RDNA4, ...), with every NVIDIA part pooled as ``NVIDIA`` (too few points per
+    generation to say anything of one alone)."""
+    return "NVIDIA" if arch.vendor == "NVIDIA" else arch.family
+
+
+CELL_NOTE_PREFIX = "measured elsewhere: "  # how a reader (the table) tells a cell note from the others
+
+
+def cell_note(kernel: str, arch) -> str | None:
+    """What published measurements of this kernel family on this arch family ran at, against the
+    model's time, where `cells` flags the pair; None elsewhere."""
+    c = cells().get(f"{kernel}/{arch_group(arch)}")
+    if c is None:
+        return None
+    return CELL_NOTE_PREFIX + (
+        f"{c['n']} held-out published {kernel} measurements on {arch_group(arch)} ({c['sources']} sources)"
+        f" took a median {1.0 / c['median']:.2g}x this model's time, the middle 80 % {1.0 / c['p90']:.2g}-"
+        f"{1.0 / c['p10']:.2g}x (docs/accuracy.md, off cells)"
+    )
 
 
 def band(kernel: str) -> tuple[float, float, int, str]:

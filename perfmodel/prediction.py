@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from itertools import repeat
+from itertools import islice, repeat
 from operator import attrgetter, itemgetter
 from types import NoneType
 from typing import Any
@@ -220,6 +220,9 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
     written = cols["write"].get(mem)
     if written is not None and any(w > capacity for w in written):
         notes_of = [_too_big(t, w, capacity, mem) for t, w in zip(notes_of, written, strict=False)]  # repeats
+    cell = _cell_note(cases[0].kernel, est.arch) if cases else None
+    if cell:  # the family's published measurements on this arch family sit away from the model
+        notes_of = [f"{t}; {cell}" if t else cell for t in islice(notes_of, n)]
     return Prediction.many(
         n,
         arch=repeat(est.arch.key),
@@ -247,6 +250,12 @@ def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
         packed=repeat(frozenset(work.packed)),
         band=repeat(_band(cases[0].kernel) if cases else (1.0, 1.0)),
     )
+
+
+def _cell_note(kernel: str, arch) -> str | None:
+    from perfmodel.error_bands import cell_note
+
+    return cell_note(kernel, arch)
 
 
 def _band(kernel: str) -> tuple[float, float]:

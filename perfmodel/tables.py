@@ -79,6 +79,12 @@ def render_predictions(rows: Iterable[dict], fmt: str, detail: bool = False, tit
     if fmt in ("table", "md"):  # warnings a reader of the table must see (json/csv carry `notes`)
         warn = [f"warning: {r['kernel']} {shape_text(r['shape'], r['kernel'])} on {r['arch']}: {n.strip()}"
                 for r in rows for n in (r.get("notes") or "").split(";") if n.strip().startswith("shape too large")]
+        from perfmodel.error_bands import CELL_NOTE_PREFIX
+
+        # a cell note holds for every row of its (kernel, arch family): printed once
+        cells = dict.fromkeys(n.strip() for r in rows for n in (r.get("notes") or "").split(";")
+                              if n.strip().startswith(CELL_NOTE_PREFIX))
+        warn += [f"note: {c}" for c in cells]
         if warn:
             text += ("\n" if fmt == "md" else "") + "\n".join(warn) + "\n"
     return text

@@ -28,3 +28,65 @@ def test_small_families_fall_back_to_pooled():
     # every family a user can predict gets a band
     for k in all_models():
         assert band(k)[0] > 0
+
+
+# --- off cells: (family, arch family) pairs whose published measurements sit away from the model
+
+
+def _accuracy_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "accuracy.py"
+    spec = importlib.util.spec_from_file_location("accuracy_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _held(family: str, arch_family: str, source: str, ratio: float) -> dict:
+    return {"family": family, "arch_family": arch_family, "source_key": source,
+            "shipped": {"ratio": ratio, "in_sample": False}}  # fmt: skip
+
+
+def test_off_cells_need_points_sources_and_every_source_left_out():
+    acc = _accuracy_script()
+    rows = [_held("attention", "RDNA3", "ABC"[i % 3], 0.4 + 0.01 * i) for i in range(12)]  # off, 3 sources
+    rows += [_held("gemm", "CDNA3", "ABC"[i % 3], 0.95 + 0.01 * i) for i in range(12)]  # on the model
+    rows += [_held("softmax", "CDNA3", "A", 0.4) for _ in range(12)]  # off, but one source
+    rows += [_held("moe", "CDNA3", "AB"[i % 2], 0.4) for i in range(8)]  # off, but 8 points
+    # off only through source A: without it the median is 1.0
+    rows += [_held("conv2d", "CDNA4", "A", 0.3) for _ in range(8)] + [_held("conv2d", "CDNA4", "B", 1.0) for _ in range(6)]
+    rows.append({**_held("stream", "CDNA3", "A", 0.1), "shipped": {"ratio": 0.1, "in_sample": True}})
+    cells = acc.off_cells(rows)
+    assert set(cells) == {"attention/RDNA3"}
+    c = cells["attention/RDNA3"]
+    assert c["n"] == 12 and c["sources"] == 3 and 0.4 < c["median"] < 0.52 and c["p10"] <= c["median"] <= c["p90"]
+
+
+def test_a_prediction_in_an_off_cell_carries_its_note(monkeypatch, cli):
+    import json
+
+    from perfmodel import error_bands
+
+    cell = {"median": 0.5, "p10": 0.25, "p90": 0.8, "n": 20, "sources": 3}
+    monkeypatch.setattr(error_bands, "cells", lambda: {"rmsnorm/CDNA3": cell})
+    rows = json.loads(cli("predict", "rmsnorm", "rows=4096", "cols=8192", "--arch", "mi300x,h100", "--format", "json").output)
+    notes = {r["arch"]: r.get("notes") or "" for r in rows}
+    assert error_bands.CELL_NOTE_PREFIX in notes["mi300x"] and "took a median 2x" in notes["mi300x"]
+    assert "1.2-4x" in notes["mi300x"]  # the middle 80 %: 1 / p90 .. 1 / p10
+    assert error_bands.CELL_NOTE_PREFIX not in notes["h100"]
+    # the table prints it once for all the rows of the cell (three CDNA3 parts)
+    table = cli("predict", "rmsnorm", "rows=4096", "cols=8192", "--arch", "mi300x,mi308x,mi325x").output
+    assert table.count(error_bands.CELL_NOTE_PREFIX) == 1
+
+
+def test_shipped_off_cells_name_families_and_arch_groups_that_exist():
+    from perfmodel.arch import load_all
+    from perfmodel.error_bands import arch_group, cells
+
+    groups = {arch_group(a) for a in load_all()}
+    for key, c in cells().items():
+        fam, group = key.split("/")
+        assert fam in all_models() and group in groups, key
+        assert c["n"] >= 10 and c["sources"] >= 2 and (c["median"] < 0.8 or c["median"] > 1.25), key
