@@ -55,7 +55,7 @@ def cell_note(kernel: str, arch) -> str | None:
     if c is None:
         return None
     return CELL_NOTE_PREFIX + (
-        f"{c['n']} held-out published {kernel} measurements on {arch_group(arch)} ({c['sources']} sources)"
+        f"{c['n']} held-out {kernel} measurements on {arch_group(arch)} ({c['sources']} sources in validation/)"
         f" took a median {1.0 / c['median']:.2g}x this model's time, the middle 80 % {1.0 / c['p90']:.2g}-"
         f"{1.0 / c['p10']:.2g}x (docs/accuracy.md, off cells)"
     )
