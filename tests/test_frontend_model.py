@@ -205,3 +205,19 @@ def test_deepseek_v2_lite_style_config_without_query_compression(tmp_path):
     mods = {x["module"] for x in d["ops"]}
     assert "layers.0.self_attn.q_proj" in mods and "layers.1.mlp" in mods
     assert sum(1 for x in d["ops"] if x["kernel"] == "moe") == 2
+
+
+def test_off_cell_notes_name_the_share_of_step_time_they_cover(monkeypatch):
+    """An off cell (here: GEMMs on CDNA3, flagged for the test) gives one note per arch under the
+    summary, with the share of that arch's step its ops take; an arch outside it gets none."""
+    from perfmodel import error_bands
+
+    cell = {"median": 0.5, "p10": 0.25, "p90": 0.8, "n": 20, "sources": 3}
+    monkeypatch.setattr(error_bands, "cells", lambda: {"gemm/CDNA3": cell})
+    r = run(["model", "llama3-8b", "--phase", "decode", "--kv-len", "256", "--arch", "mi300x,h100", "--format", "json"])
+    ops = json.loads(r.output)["ops"]
+    gemm_share = sum(o["share"] for o in ops if o["arch"] == "mi300x" and o["kernel"] == "gemm")
+    assert 0.3 < gemm_share < 1.0
+    text = run(["model", "llama3-8b", "--phase", "decode", "--kv-len", "256", "--arch", "mi300x,h100"]).output
+    notes = [ln for ln in text.splitlines() if ln.startswith("note (")]
+    assert len(notes) == 1 and notes[0].startswith(f"note (mi300x, ops taking {gemm_share:.0%} of its time): measured elsewhere:")

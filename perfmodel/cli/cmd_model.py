@@ -144,4 +144,19 @@ def _summary_text(a, fmt: str, title: str, show_layers: bool) -> str:
     if a.unsupported:
         text += "\n" + render(a.unsupported[: 50], fmt, title=f"ops with no model ({len(a.unsupported)}; not in the totals)")
     nk = ", ".join(f"{k} x{v}" for k, v in sorted(a.no_kernel.items()))
-    return text + f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n"
+    return text + f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n" + _cell_notes(a)
+
+
+def _cell_notes(a) -> str:
+    """Each off-cell note among the ops, once per arch, with the share of that arch's step
+    time its ops take (`perfmodel.error_bands.cell_note`: the model sits away from published
+    measurements there)."""
+    from perfmodel.error_bands import CELL_NOTE_PREFIX
+
+    share: dict[tuple, float] = {}
+    for r in a.rows:
+        for n in (r.get("notes") or "").split(";"):
+            if n.strip().startswith(CELL_NOTE_PREFIX):
+                key = (r["arch"], n.strip())
+                share[key] = share.get(key, 0.0) + r["share"]
+    return "".join(f"note ({arch}, ops taking {s:.0%} of its time): {n}\n" for (arch, n), s in share.items())
