@@ -293,16 +293,22 @@ class Predictions(list):
         return to_pandas(self.rows)
 
     def _repr_html_(self) -> str:
-        from perfmodel.tables import html_table
+        import html
+
+        from perfmodel.tables import cell_notes, html_table
 
         rows = self.rows
         cols = [c for c in self.COLUMNS if any(c in r for r in rows)] + ["shape"]
-        return html_table(rows, cols)
+        notes = "".join(f"<br><i>note: {html.escape(n)}</i>" for n in cell_notes(rows))
+        return html_table(rows, cols) + notes
 
     def __repr__(self) -> str:
         from perfmodel.output import render
+        from perfmodel.tables import cell_notes
 
-        return render([{k: r.get(k) for k in self.COLUMNS if k in r} for r in self.rows], "table")
+        rows = self.rows
+        text = render([{k: r.get(k) for k in self.COLUMNS if k in r} for r in rows], "table")
+        return text + "".join(f"note: {n}\n" for n in cell_notes(rows))
 
 
 def predict(

@@ -67,6 +67,15 @@ def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]
     return out, cols
 
 
+def cell_notes(rows: Iterable[dict]) -> list[str]:
+    """The off-cell notes among ``rows``' notes, each once (`perfmodel.error_bands.cell_note`:
+    it holds for every row of its kernel family and arch family, so a table prints it once)."""
+    from perfmodel.error_bands import CELL_NOTE_PREFIX
+
+    return list(dict.fromkeys(n.strip() for r in rows for n in (r.get("notes") or "").split(";")
+                              if n.strip().startswith(CELL_NOTE_PREFIX)))  # fmt: skip
+
+
 def render_predictions(rows: Iterable[dict], fmt: str, detail: bool = False, title: str | None = None) -> str:
     """`perfmodel predict` output: contract rows as JSON, a compact table otherwise; ``title``
     says what was run (the default is the command name). ``rows`` may be a generator (jsonl
@@ -79,12 +88,7 @@ def render_predictions(rows: Iterable[dict], fmt: str, detail: bool = False, tit
     if fmt in ("table", "md"):  # warnings a reader of the table must see (json/csv carry `notes`)
         warn = [f"warning: {r['kernel']} {shape_text(r['shape'], r['kernel'])} on {r['arch']}: {n.strip()}"
                 for r in rows for n in (r.get("notes") or "").split(";") if n.strip().startswith("shape too large")]
-        from perfmodel.error_bands import CELL_NOTE_PREFIX
-
-        # a cell note holds for every row of its (kernel, arch family): printed once
-        cells = dict.fromkeys(n.strip() for r in rows for n in (r.get("notes") or "").split(";")
-                              if n.strip().startswith(CELL_NOTE_PREFIX))
-        warn += [f"note: {c}" for c in cells]
+        warn += [f"note: {c}" for c in cell_notes(rows)]
         if warn:
             text += ("\n" if fmt == "md" else "") + "\n".join(warn) + "\n"
     return text

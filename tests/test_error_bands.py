@@ -90,3 +90,16 @@ def test_shipped_off_cells_name_families_and_arch_groups_that_exist():
         fam, group = key.split("/")
         assert fam in all_models() and group in groups, key
         assert c["n"] >= 10 and c["sources"] >= 2 and (c["median"] < 0.8 or c["median"] > 1.25), key
+
+
+def test_python_api_table_and_html_show_an_off_cell_note_once(monkeypatch):
+    import perfmodel
+    from perfmodel import error_bands
+
+    cell = {"median": 0.5, "p10": 0.25, "p90": 0.8, "n": 20, "sources": 3}
+    monkeypatch.setattr(error_bands, "cells", lambda: {"gemm/CDNA3": cell})
+    p = perfmodel.predict("gemm", ["mi300x", "mi325x", "h100"], m=4096, n=4096, k=4096)
+    assert repr(p).count(error_bands.CELL_NOTE_PREFIX) == 1
+    assert p._repr_html_().count(error_bands.CELL_NOTE_PREFIX) == 1
+    q = perfmodel.predict("gemm", "h100", m=4096, n=4096, k=4096)
+    assert error_bands.CELL_NOTE_PREFIX not in repr(q) + q._repr_html_()
