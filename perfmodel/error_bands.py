@@ -48,6 +48,11 @@ def arch_group(arch) -> str:
 CELL_NOTE_PREFIX = "measured elsewhere: "  # how a reader (the table) tells a cell note from the others
 
 
+def cell_notes_in(notes: str | None) -> list[str]:
+    """The off-cell notes among one row's ``notes`` (a "; "-joined string)."""
+    return [n.strip() for n in (notes or "").split(";") if n.strip().startswith(CELL_NOTE_PREFIX)]
+
+
 def cell_note(kernel: str, arch) -> str | None:
     """What published measurements of this kernel family on this arch family ran at, against the
     model's time, where `cells` flags the pair; None elsewhere."""

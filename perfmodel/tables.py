@@ -70,10 +70,9 @@ def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]
 def cell_notes(rows: Iterable[dict]) -> list[str]:
     """The off-cell notes among ``rows``' notes, each once (`perfmodel.error_bands.cell_note`:
     it holds for every row of its kernel family and arch family, so a table prints it once)."""
-    from perfmodel.error_bands import CELL_NOTE_PREFIX
+    from perfmodel.error_bands import cell_notes_in
 
-    return list(dict.fromkeys(n.strip() for r in rows for n in (r.get("notes") or "").split(";")
-                              if n.strip().startswith(CELL_NOTE_PREFIX)))  # fmt: skip
+    return list(dict.fromkeys(n for r in rows for n in cell_notes_in(r.get("notes"))))
 
 
 def render_predictions(rows: Iterable[dict], fmt: str, detail: bool = False, title: str | None = None) -> str:

@@ -417,15 +417,12 @@ def band_coverage(rows: list[dict]) -> dict:
         b = bands.get(f"{r['family']}/{r.get('arch_family')}") or bands.get(r["family"], bands["pooled"])
         return b["p10"] <= r["shipped"]["ratio"] <= b["p90"]
 
-    def family_bands(rs: list[dict]) -> dict:
-        return error_bands(rs)
-
     def cell_bands(rs: list[dict]) -> dict:
         fam = error_bands(rs)
         cells = {k: v for k, v in error_bands(cell_rows(rs)).items() if v["n"] >= BAND_MIN_N and k != "pooled"}
         return {**fam, **cells}
 
-    own, loso_cov = coverage_of(family_bands)
+    own, loso_cov = coverage_of(error_bands)
     cell_own, cell_loso = coverage_of(cell_bands)
     return {
         "nominal": 0.8,

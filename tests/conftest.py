@@ -6,6 +6,19 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture(scope="session")
+def accuracy_script():
+    """scripts/accuracy.py as a module (a script, not part of the package): its statistics and rules."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "accuracy.py"
+    spec = importlib.util.spec_from_file_location("accuracy_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 @pytest.fixture
 def cli():
     """Run the perfmodel CLI in-process: ``cli("predict", "gemm", "m=1", ...)`` -> click Result.

@@ -6,7 +6,6 @@ TOLERANCE, or coverage falls. After a model change that improves the figures, re
 `python scripts/accuracy.py` and commit the regenerated files.
 """
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,10 +16,8 @@ TOLERANCE = 0.005  # 0.5 percentage point
 
 
 @pytest.fixture(scope="module")
-def figures():
-    spec = importlib.util.spec_from_file_location("accuracy_script", ROOT / "scripts" / "accuracy.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+def figures(accuracy_script):
+    mod = accuracy_script
     now = mod.gate_figures(mod.compute(with_rocprof=False))
     committed = json.loads((ROOT / "validation" / "accuracy.json").read_text())["gate"]
     return now, committed

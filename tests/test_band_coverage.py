@@ -1,27 +1,14 @@
 """scripts/accuracy.py's band coverage: the share of held-out points inside their family's band,
 with the bands computed from all points and with each point's own source left out."""
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _accuracy_script():
-    spec = importlib.util.spec_from_file_location("accuracy_script", ROOT / "scripts" / "accuracy.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _row(source: str, ratio: float, in_sample: bool = False) -> dict:
     return {"family": "gemm", "source_key": source, "shipped": {"ratio": ratio, "in_sample": in_sample}}
 
 
-def test_two_disjoint_sources_cover_each_other_never():
+def test_two_disjoint_sources_cover_each_other_never(accuracy_script):
     """Source A's ratios near 1, source B's near 2: pooled, their band holds most points; but the
     band of either alone misses every point of the other."""
-    acc = _accuracy_script()
+    acc = accuracy_script
     rows = [_row("A", 0.9 + 0.02 * i) for i in range(10)] + [_row("B", 1.9 + 0.02 * i) for i in range(10)]
     rows.append(_row("C", 5.0, in_sample=True))  # in-sample points take no part
     cov = acc.band_coverage(rows)
@@ -30,8 +17,8 @@ def test_two_disjoint_sources_cover_each_other_never():
     assert cov["leave_one_source_out"] == 0.0
 
 
-def test_sources_from_one_distribution_keep_their_coverage():
-    acc = _accuracy_script()
+def test_sources_from_one_distribution_keep_their_coverage(accuracy_script):
+    acc = accuracy_script
     ratios = [0.5 + 0.05 * i for i in range(20)]
     rows = [_row("ABCD"[i % 4], r) for i, r in enumerate(ratios)]
     cov = acc.band_coverage(rows)

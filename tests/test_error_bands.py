@@ -33,24 +33,13 @@ def test_small_families_fall_back_to_pooled():
 # --- off cells: (family, arch family) pairs whose published measurements sit away from the model
 
 
-def _accuracy_script():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "accuracy.py"
-    spec = importlib.util.spec_from_file_location("accuracy_script", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _held(family: str, arch_family: str, source: str, ratio: float) -> dict:
     return {"family": family, "arch_family": arch_family, "source_key": source,
             "shipped": {"ratio": ratio, "in_sample": False}}  # fmt: skip
 
 
-def test_off_cells_need_points_sources_and_every_source_left_out():
-    acc = _accuracy_script()
+def test_off_cells_need_points_sources_and_every_source_left_out(accuracy_script):
+    acc = accuracy_script
     rows = [_held("attention", "RDNA3", "ABC"[i % 3], 0.4 + 0.01 * i) for i in range(12)]  # off, 3 sources
     rows += [_held("gemm", "CDNA3", "ABC"[i % 3], 0.95 + 0.01 * i) for i in range(12)]  # on the model
     rows += [_held("softmax", "CDNA3", "A", 0.4) for _ in range(12)]  # off, but one source

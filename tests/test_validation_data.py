@@ -58,14 +58,10 @@ def test_case_keys_belong_to_the_family_and_units_are_known():
     assert not bad, "; ".join(bad)
 
 
-def test_published_rates_match_the_recorded_times():
+def test_published_rates_match_the_recorded_times(accuracy_script):
     """Where a source gives both a time and a rate, the case's standard FLOP count reproduces the rate
     (guards the transcription of shapes, e.g. HipKittens' B=15 runs)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("accuracy_script", ROOT / "scripts" / "accuracy.py")
-    acc = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(acc)
+    acc = accuracy_script
     bad = []
     for p in points():
         m = p["measured"]

@@ -151,12 +151,10 @@ def _cell_notes(a) -> str:
     """Each off-cell note among the ops, once per arch, with the share of that arch's step
     time its ops take (`perfmodel.error_bands.cell_note`: the model sits away from published
     measurements there)."""
-    from perfmodel.error_bands import CELL_NOTE_PREFIX
+    from perfmodel.error_bands import cell_notes_in
 
     share: dict[tuple, float] = {}
     for r in a.rows:
-        for n in (r.get("notes") or "").split(";"):
-            if n.strip().startswith(CELL_NOTE_PREFIX):
-                key = (r["arch"], n.strip())
-                share[key] = share.get(key, 0.0) + r["share"]
+        for n in cell_notes_in(r.get("notes")):
+            share[(r["arch"], n)] = share.get((r["arch"], n), 0.0) + r["share"]
     return "".join(f"note ({arch}, ops taking {s:.0%} of its time): {n}\n" for (arch, n), s in share.items())
