@@ -281,6 +281,31 @@ def stats(ratios: list[float]) -> dict:
     }
 
 
+# Upper edges (us) of the measured-duration bands of `breakdowns`: below 5 us the fixed costs of a
+# dispatch dominate, from 5 to 300 us a kernel runs a few rounds of workgroups, beyond that it is
+# long enough for its steady state to dominate
+DURATION_EDGES_US = (5.0, 15.0, 50.0, 300.0, 3000.0)
+
+
+def duration_band(us: float) -> str:
+    """The measured-duration band of a point, e.g. ``15-50 us`` (labels sort in time order)."""
+    lo = 0.0
+    for i, hi in enumerate(DURATION_EDGES_US):
+        if us < hi:
+            return f"{i + 1}. {lo:g}-{hi:g} us"
+        lo = hi
+    return f"{len(DURATION_EDGES_US) + 1}. >= {lo:g} us"
+
+
+BREAKDOWNS = {
+    "family": lambda r: r["family"],
+    "arch_family": lambda r: r["arch_family"],
+    "arch": lambda r: r["arch"],
+    "scope": lambda r: r["scope"],
+    "measured duration": lambda r: duration_band(r["measured_us"]),
+}
+
+
 def breakdowns(rows: list[dict], mode: str) -> dict:
     """{held_out|in_sample: {by: {key: {model: stats, naive: stats}}}}."""
     out: dict = {}
@@ -288,10 +313,10 @@ def breakdowns(rows: list[dict], mode: str) -> dict:
     for split, flag in (("held_out", False), ("in_sample", True)):
         sel = [r for r in cov if r[mode]["in_sample"] is flag]
         d: dict = {}
-        for by in ("family", "arch_family", "arch", "scope"):
+        for by, key in BREAKDOWNS.items():
             groups = defaultdict(list)
             for r in sel:
-                groups[r[by]].append(r)
+                groups[key(r)].append(r)
             d[by] = {
                 k: {
                     "model": stats([r[mode]["ratio"] for r in g]),
@@ -653,7 +678,7 @@ def report(res: dict) -> list[str]:
         for split in ("held_out", "in_sample"):
             d = res["modes"][mode][split]
             L += [f"## {title}: {split.replace('_', '-')}", ""]
-            for by in ("family", "arch_family", "arch", "scope"):
+            for by in BREAKDOWNS:
                 L += table(f"by {by.replace('_', ' ')}", d, by)
     L += [
         "## Error bands (as shipped, held-out pred/meas, p10-p90)",

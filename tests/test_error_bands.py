@@ -92,3 +92,14 @@ def test_python_api_table_and_html_show_an_off_cell_note_once(monkeypatch):
     assert p._repr_html_().count(error_bands.CELL_NOTE_PREFIX) == 1
     q = perfmodel.predict("gemm", "h100", m=4096, n=4096, k=4096)
     assert error_bands.CELL_NOTE_PREFIX not in repr(q) + q._repr_html_()
+
+
+def test_duration_bands_split_at_their_edges_and_sort_in_time_order(accuracy_script):
+    band = accuracy_script.duration_band
+    assert band(4.99) == "1. 0-5 us"
+    assert band(5.0) == "2. 5-15 us"
+    assert band(299.0) == "4. 50-300 us"
+    assert band(3000.0) == "6. >= 3000 us"
+    times = [0.5, 7.0, 20.0, 100.0, 1000.0, 1e5]
+    labels = [band(t) for t in times]
+    assert labels == sorted(labels) and len(set(labels)) == len(times)
