@@ -113,8 +113,10 @@ def test_other_builtin_models(args):
     if "deepseek-v3" in args:
         assert "moe" in kernels and "allreduce" in kernels
         attn = [x for x in d["ops"] if x["kernel"] == "attention"][0]["shape"]
-        # MLA: decode attends over the latent cache (one KV head of 512 + 64), prefill expands heads of 192
-        assert (attn["kv_heads"], attn["head_dim"]) == ((1, 576) if "decode" in args else (16, 192))
+        # MLA: decode attends over the latent cache (one KV head of 512 + 64 whose first 512
+        # channels are the values, read once), prefill expands heads of 192 (values of 128)
+        got = (attn["kv_heads"], attn["head_dim"], attn["head_dim_v"], attn["kv_shared"])
+        assert got == ((1, 576, 512, True) if "decode" in args else (16, 192, 128, False))
     if "fp8" in args:
         assert {x["dtype"] for x in d["ops"] if x["kernel"] not in ("allreduce", "alltoall")} == {"fp8"}
     if "--paged" in args:

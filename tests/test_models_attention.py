@@ -262,3 +262,66 @@ def test_hopper_forward_runs_flashattention3_tiles():
     assert float(dec.launch.tile_m[0]) != 128 or float(dec.launch.tile_n[0]) != 176
     amd = run_model("attention", load_arch("mi300x"), "bf16", batch=4, heads=16, seq_q=2048, head_dim=128)
     assert float(amd.launch.tile_n[0]) != 176
+
+
+def test_a_v_head_dim_of_its_own_counts_qk_and_pv_apart():
+    """DeepSeek MLA prefill: Q/K heads of 192, V/O heads of 128. QK^T costs 2 D per score, PV
+    2 Dv (fwd); the backward adds dP and dV (2 Dv each) and dQ, dK (2 D each). The K/V a
+    decode step streams is Skv (D + Dv) per KV head."""
+    kw = dict(batch=2, heads=4, seq_q=8, seq_kv=16, head_dim=192)
+    n = 2 * 4 * 8 * 16
+    assert f(attn(head_dim_v=128, **kw), "mfma:bf16") == 2.0 * n * (192 + 128)
+    assert f(attn("bwd", head_dim_v=128, **kw), "mfma:bf16") == 2.0 * n * (3 * 192 + 2 * 128)
+    same, default = attn(head_dim_v=192, **kw), attn(**kw)
+    assert same.flops.keys() == default.flops.keys()
+    for level, b in default.bytes.items():
+        assert np.array_equal(same.bytes[level], b), level
+    b, hk, s = 4, 8, 8192
+    w = attn(batch=b, heads=32, kv_heads=hk, seq_q=1, seq_kv=s, head_dim=192, head_dim_v=128)
+    kv = b * hk * s * (192 + 128) * 2.0
+    assert kv <= float(w.bytes["hbm"][0]) <= 1.01 * kv
+
+
+def test_a_shared_latent_cache_is_read_once():
+    """MLA's absorbed decode: one latent KV head of 576 channels whose first 512 are the values.
+    The cache crosses device memory once (not as K and again as V); the products still cost
+    2 (576 + 512) per score."""
+    b, h, s = 16, 16, 4096
+    kw = dict(batch=b, heads=h, kv_heads=1, seq_q=1, seq_kv=s, head_dim=576, head_dim_v=512)
+    shared, apart = attn(kv_shared=True, **kw), attn(**kw)
+    assert f(shared, "mfma:bf16") == f(apart, "mfma:bf16") == 2.0 * b * h * s * (576 + 512)
+    cache = b * s * 576 * 2.0
+    assert cache <= float(shared.bytes["hbm"][0]) <= 1.05 * cache
+    assert float(apart.bytes["hbm"][0]) >= cache * (576 + 512) / 576
+
+
+@pytest.mark.parametrize(
+    "extra, key",
+    [(dict(phase="bwd"), "kv_shared"), (dict(head_dim_v=640), "head_dim_v")],
+)
+def test_a_shared_cache_needs_the_forward_and_values_inside_the_keys(extra, key):
+    from perfmodel.errors import InputError
+
+    phase = extra.pop("phase", "fwd")
+    with pytest.raises(InputError) as e:
+        attn(phase, batch=1, heads=16, kv_heads=1, seq_q=1, seq_kv=64, head_dim=576,
+             **{"head_dim_v": 512, **extra}, kv_shared=True)  # fmt: skip
+    assert e.value.key == key
+
+
+def test_mixed_head_dims_in_one_batch_match_one_by_one():
+    """Each case ranks the tiles legal for its own (D, Dv): a batch of mixed head dims gives
+    each case the time it gets alone."""
+    import perfmodel
+
+    d, dv, sq = [64.0, 128, 192, 576, 128], [64.0, 128, 128, 512, 64], [4096.0, 1, 4096, 1, 2048]
+    kvh, skv = [16.0, 4, 16, 1, 8], [4096.0, 8192, 4096, 4096, 2048]
+    kw = dict(batch=4, heads=16)
+    batch = perfmodel.sweep("attention", "mi300x", "bf16", kv_heads=np.array(kvh), seq_q=np.array(sq),
+                            seq_kv=np.array(skv), head_dim=np.array(d), head_dim_v=np.array(dv), **kw)  # fmt: skip
+    alone = [
+        float(np.atleast_1d(perfmodel.sweep("attention", "mi300x", "bf16", kv_heads=kvh[i], seq_q=sq[i], seq_kv=skv[i],
+                                            head_dim=d[i], head_dim_v=dv[i], **kw).time_s)[0])  # fmt: skip
+        for i in range(5)
+    ]
+    assert np.allclose(batch.time_s, alone, rtol=1e-12)

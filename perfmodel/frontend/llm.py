@@ -15,8 +15,9 @@ What one forward pass issues is what an inference engine runs for one step of on
 - expert parallel (``ep``): ``experts / ep`` experts per rank; an all-to-all before (dispatch)
   and after (combine) the experts, each moving tokens x topk x hidden elements;
 - MLA (DeepSeek): prefill expands K/V from the latent (kv_b_proj) and runs attention with
-  q/k head dim nope+rope; decode uses the absorbed form (q through W_UK into the latent space,
-  attention over the latent cache as one KV head of kv_lora+rope dims, W_UV after).
+  q/k head dim nope+rope and v head dim v_head_dim; decode uses the absorbed form (q through W_UK
+  into the latent space, attention over the latent cache as one KV head of kv_lora+rope dims
+  whose first kv_lora channels are the values, read once: ``latent_attention``; W_UV after).
 """
 
 from __future__ import annotations
@@ -215,7 +216,7 @@ def _mla_class(c: _Ctx, RMSNorm: type) -> type:
                 q_n = q[..., :nope].permute(1, 0, 2, 3).reshape(h, B * T, nope)
                 q_lat = torch.bmm(q_n, w[:, :nope, :]).view(h, B, T, r).permute(1, 0, 2, 3)
                 qf = torch.cat([q_lat, q_rope], dim=-1)
-                o_lat = F.scaled_dot_product_attention(qf, cache, cache[..., :r], is_causal=T > 1, enable_gqa=True)
+                o_lat = P.latent_attention(qf, cache, r, T > 1)  # V: the cache's first r channels
                 o = torch.bmm(o_lat.permute(1, 0, 2, 3).reshape(h, B * T, r), w[:, nope:, :].transpose(1, 2))
                 o = o.view(h, B, T, vd).permute(1, 0, 2, 3)
             return c.allreduce(self.o_proj(o.transpose(1, 2).reshape(B, T, h * vd)))

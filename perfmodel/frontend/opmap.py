@@ -327,6 +327,8 @@ def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
 
 def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     q, k = ts[0], ts[1]
+    # V's head dim (DeepSeek prefill: 128 beside 192): the third tensor where it has Q's rank
+    dv = ts[2][-1] if len(ts) > 2 and len(ts[2]) == len(q) else q[-1]
     causal = bool(rec.kwargs.get("is_causal", False))
     if name in ("_flash_attention_forward", "flash_attn_func", "_flash_attn_forward", "mha_fwd", "fmha_fwd"):
         # [batch, seq, heads, dim] layout (FlashAttention / aiter / aten flash kernel)
@@ -341,6 +343,8 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         if pos is not None and len(rec.scalars) > pos and isinstance(rec.scalars[pos], bool):
             causal = causal or rec.scalars[pos]
     case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d, "causal": causal}
+    if dv != d:
+        case["head_dim_v"] = dv
     if h % hk:
         return f"{rec.op}: {h} query heads not a multiple of {hk} KV heads ({rec.shapes_text()})"
     return case
@@ -370,6 +374,10 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     if name == "reshape_and_cache":  # copies the new K and V into the cache
         n = numel(ts[0]) + numel(ts[1])
         return {"kernel": "elementwise", "n": n, "reads": 1.0, "writes": 1, "flops_per_element": 0}
+    if name == "latent_attention":  # MLA absorbed: one latent KV head, V its first v_dim channels
+        (b, h, sq, d), skv = ts[0], ts[1][2]
+        return {"kernel": "attention", "batch": b, "heads": h, "kv_heads": 1, "seq_q": sq, "seq_kv": skv, "head_dim": d,
+                "head_dim_v": int(rec.scalars[2]), "kv_shared": True, "causal": bool(rec.scalars[3])}
     if name == "paged_attention":
         q, kc = ts[0], ts[1]
         b, h, sq, d = q

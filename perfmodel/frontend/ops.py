@@ -1,6 +1,6 @@
 """Marker ops for what one kernel does in an inference engine but several aten ops in eager
 PyTorch (or what aten has no op for): collectives, a fused MoE layer, rotary embedding, paged
-attention. Each is a ``torch.library`` custom op with a fake (meta) implementation, so the
+attention, MLA's latent attention. Each is a ``torch.library`` custom op with a fake (meta) implementation, so the
 dispatch-mode tracer records it as one op with its shapes (`opmap._custom` maps it to a case).
 
 Registered on first use (torch is imported only here and in the tracer).
@@ -30,6 +30,7 @@ def ops():
         "paged_attention", "(Tensor q, Tensor k_cache, Tensor v_cache, int block_size) -> Tensor",
         "Attention of q [B, H, Sq, D] over a paged cache viewed as [B, Hkv, Skv, D].",
     )  # fmt: skip
+    _register_latent_attention()
     _register_vllm_fused()
     _OPS = torch.ops.perfmodel
     return _OPS
@@ -50,6 +51,22 @@ def _register_like_input(name: str, schema: str, doc: str) -> None:
     @op.register_fake
     def _(x, *args):
         return torch.empty_like(x)
+
+
+def _register_latent_attention() -> None:
+    """MLA's absorbed attention (FlashMLA, AITER's MLA decode): q [B, H, Sq, D] over a latent
+    cache [B, 1, Skv, D] whose first ``v_dim`` channels are also the values, read once; the
+    output is [B, H, Sq, v_dim]. aten's SDPA would take V as a second tensor."""
+    import torch
+    from torch.library import custom_op
+
+    @custom_op("perfmodel::latent_attention", mutates_args=(), schema="(Tensor q, Tensor cache, int v_dim, bool causal) -> Tensor")
+    def latent_attention(q: torch.Tensor, cache: torch.Tensor, v_dim: int, causal: bool) -> torch.Tensor:
+        return q.new_zeros((*q.shape[:-1], v_dim))
+
+    @latent_attention.register_fake
+    def _(q, cache, v_dim, causal):
+        return q.new_empty((*q.shape[:-1], v_dim))
 
 
 def _register_vllm_fused() -> None:

@@ -3,6 +3,11 @@
 Scores: n = Sq*Skv, or with a causal mask (bottom-right aligned, as FlashAttention-2 does for
 Sq != Skv) n = Sq*Skv - Sq(Sq-1)/2 when Sq <= Skv and Skv(Skv+1)/2 when Sq > Skv.
 
+Head dims: D for Q and K, Dv for V and O (``head_dim_v``, default D: DeepSeek's MLA prefill runs
+D = 192, Dv = 128). ``kv_shared``: V is the first Dv channels of K, one tensor read once (MLA's
+absorbed decode: one latent KV head of D = 576 = 512 + 64 rope channels, V its first 512).
+Below, D in a product with V or O stands for Dv.
+
 - fwd FLOPs: 4*B*H*n*D on the matrix pipe (QK^T and PV, 2*D each per score); one exp per
   score on sfu:fp32; online softmax on valu:fp32 (4 per score: max, scale-and-subtract FMA,
   sum; plus D per query row per KV block to rescale O, and D per row for the final 1/l).
@@ -53,9 +58,11 @@ def causal_scores(sq, skv):
     return np.where(sq <= skv, sq * skv - sq * (sq - 1.0) / 2.0, skv * (skv + 1.0) / 2.0)
 
 
-def _candidates(arch, d_max: float, elem: float, phase: str):
-    """Legal (outer block, inner block, lanes): LDS holds the streamed block(s), the register
-    budget holds the accumulators (fwd: O and S for the query block; bwd: dK, dV and S/dP)."""
+def _candidates(arch, dims: tuple[float, float, bool], elem: float, phase: str):
+    """Legal (outer block, inner block, lanes) for head dims (D, Dv, kv_shared): LDS holds the
+    streamed block(s), the register budget holds the accumulators (fwd: O and S for the query
+    block; bwd: dK, dV and S/dP)."""
+    d, dv, shared = dims
     lds, budget = tiles.lds_limit(arch), tiles.acc_vgpr_budget(arch)
     out = []
     for bo in Q_BLOCKS:
@@ -63,10 +70,10 @@ def _candidates(arch, d_max: float, elem: float, phase: str):
         if lanes > tiles.max_lanes(arch) or lanes % arch.wave_size:
             continue
         for bi in INNER_BLOCKS:
-            if phase == "fwd":  # K and V blocks in LDS; O (bo x D) and S (bo x bi) in registers
-                lds_b, acc_b = 2 * bi * d_max * elem, (bo * d_max + bo * bi) * 4
-            else:  # Q and dO blocks in LDS; dK, dV (2 x bo x D) and S, dP (2 x bo x bi) in registers
-                lds_b, acc_b = 2 * bi * d_max * elem, (2 * bo * d_max + 2 * bo * bi) * 4
+            if phase == "fwd":  # K and V blocks in LDS (one when V is K's); O (bo x Dv) and S (bo x bi) in registers
+                lds_b, acc_b = bi * (d if shared else d + dv) * elem, (bo * dv + bo * bi) * 4
+            else:  # Q and dO blocks in LDS; dK, dV (bo x (D + Dv)) and S, dP (2 x bo x bi) in registers
+                lds_b, acc_b = bi * (d + dv) * elem, (bo * (d + dv) + 2 * bo * bi) * 4
             if lds_b <= lds and acc_b / (4.0 * lanes) <= budget:
                 out.append((bo, bi, lanes))
                 break  # the deepest inner block that fits
@@ -83,7 +90,9 @@ def _candidates(arch, d_max: float, elem: float, phase: str):
         Param("kv_heads", default=None, help="K/V heads (GQA/MQA); default: heads"),
         Param("seq_q", help="query length (1 = decode)"),
         Param("seq_kv", default=None, help="key/value length; default: seq_q"),
-        Param("head_dim"),
+        Param("head_dim", help="Q and K head dim"),
+        Param("head_dim_v", default=None, help="V and output head dim (DeepSeek MLA prefill: 128 beside head_dim 192); default: head_dim"),
+        Param("kv_shared", bool, False, help="V is the first head_dim_v channels of K, read once (MLA absorbed decode: kv_heads=1 head_dim=576 head_dim_v=512)"),
         Param("causal", bool, False),
         Param("phase", str, "fwd", choices=("fwd", "bwd")),
         Param("paged", bool, False, help="K/V in a paged cache read through a block table (vLLM)"),
@@ -104,13 +113,14 @@ def attention(p: dict, arch, dtype: str) -> Work:
     )
     tiles.add_operand_reads(work, arch, t)
     _add_bytes(work, arch, x, t, lanes, split)
-    d, elem = x.d, x.elem
-    acc_b = (bo * d + bo * bi) * 4.0 if x.phase == "fwd" else (2.0 * bo * d + 2.0 * bo * bi) * 4.0
+    d, dv, elem = x.d, x.dv, x.elem
+    acc_b = (bo * dv + bo * bi) * 4.0 if x.phase == "fwd" else (bo * (d + dv) + 2.0 * bo * bi) * 4.0
+    lds_b = bi * x.kv_width * elem  # the streamed K (and V) block, or Q and dO (bwd)
     work.launch = Launch(
         grid=t["grid"],
         workgroup_size=lanes,
-        vgprs=tiles.vgprs(arch, acc_b, 2.0 * bi * d * elem, lanes),
-        lds_bytes=2.0 * bi * d * elem,
+        vgprs=tiles.vgprs(arch, acc_b, lds_b, lanes),
+        lds_bytes=lds_b,
         tile_m=bo,
         tile_n=bi,
         tile_k=d,
@@ -125,7 +135,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         stream_k=False,
         tile_imbalance=_tile_imbalance(x, bo, bi),
         # written after the KV (fwd) or query (bwd) loop: O and its row statistics; dK and dV
-        epilogue_bytes=np.where(x.phase == "fwd", bo * (d * elem + 4.0), 2.0 * bo * d * elem),
+        epilogue_bytes=np.where(x.phase == "fwd", bo * (dv * elem + 4.0), bo * (d + dv) * elem),
         # dS goes through LDS to the dK and dQ products, so a backward workgroup's waves meet at
         # a barrier every step (FA2 flash_bwd_kernel.h __syncthreads; FA3
         # mainloop_bwd_sm90_tma_gmma_ws.hpp @ a7e72e8: NamedBarrier PdS over both MMA warpgroups)
@@ -149,7 +159,10 @@ class _Problem:
     b: np.ndarray
     h: np.ndarray
     sq: np.ndarray
-    d: np.ndarray
+    d: np.ndarray  # Q/K head dim
+    dv: np.ndarray  # V/O head dim
+    shared: bool  # V read from K's memory (absorbed MLA)
+    kv_width: np.ndarray  # channels per key streamed through LDS: D + Dv, D when V is K's (fwd); Q and dO's D + Dv (bwd)
     hk: np.ndarray
     skv: np.ndarray
     shape: tuple
@@ -171,23 +184,30 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
     b, h, sq, d = floats(p, "batch", "heads", "seq_q", "head_dim")
     hk = _resolve(p, "kv_heads", h)
     skv = _resolve(p, "seq_kv", sq)
-    shape = np.broadcast(b, h, sq, d, hk, skv).shape
-    b, h, sq, d, hk, skv = (np.broadcast_to(v, shape) for v in (b, h, sq, d, hk, skv))
+    dv = _resolve(p, "head_dim_v", d)
+    shape = np.broadcast(b, h, sq, d, hk, skv, dv).shape
+    b, h, sq, d, hk, skv, dv = (np.broadcast_to(v, shape) for v in (b, h, sq, d, hk, skv, dv))
     if np.any(hk > h) or np.any(np.mod(h, hk) != 0):
         raise InputError("expected kv_heads to divide heads", key="kv_heads")
     phase = p.get("phase", "fwd")
+    shared = bool(p.get("kv_shared", False))
+    if shared and phase != "fwd":
+        raise InputError("expected kv_shared only with phase=fwd (the absorbed MLA form is an inference kernel)", key="kv_shared")
+    if shared and np.any(dv > d):
+        raise InputError("expected head_dim_v <= head_dim with kv_shared (V is the first head_dim_v channels of K)", key="head_dim_v")
     elem = dtypes.size(dtype)
     scores = causal_scores(sq, skv) if bool(p.get("causal", False)) else sq * skv
     qrows = h / hk * sq
+    kv_width = d if shared else d + dv  # channels of one key's K and V in memory
     if phase == "fwd":
-        rows, cols, a_row, b_col = qrows, skv, d * elem, 2.0 * d * elem  # Q rows, K+V per key
+        rows, cols, a_row, b_col = qrows, skv, d * elem, kv_width * elem  # Q rows, K+V per key
         copies, a_unique = b * hk, None
     else:  # one problem per query head; its K/V is its KV head's, shared by the g heads of a group
-        rows, cols, a_row, b_col = skv, sq, 2.0 * d * elem, 2.0 * d * elem + 8.0  # K+V; Q, dO, LSE, Delta
+        rows, cols, a_row, b_col = skv, sq, kv_width * elem, (d + dv) * elem + 8.0  # K+V; Q, dO, LSE, Delta
         copies, a_unique = b * h, skv * a_row * hk / h
     sfu = transcendental_rate(arch)
     return _Problem(
-        b, h, sq, d, hk, skv, shape, phase, elem,
+        b, h, sq, d, dv, shared, kv_width, hk, skv, shape, phase, elem,
         frac=scores / (sq * skv),
         n=b * h * scores,
         copies=copies,
@@ -196,7 +216,8 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
         cols=cols,
         a_row=a_row,
         b_col=b_col,
-        per_score=(4.0 if phase == "fwd" else 10.0) * d,
+        # matrix FLOPs per score: fwd QK^T (2D) and PV (2Dv); bwd also dP = dO V^T (2Dv), dV (2Dv), dQ and dK (2D each)
+        per_score=2.0 * (d + dv) if phase == "fwd" else 2.0 * (3.0 * d + 2.0 * dv),
         sfu=sfu,
     )  # fmt: skip
 
@@ -214,7 +235,7 @@ def _library_fwd_blocks(arch, x: _Problem):
     causal = x.frac < 1.0
     q_b, kv_b = np.zeros(x.shape), np.zeros(x.shape)
     for row in reversed(table):  # the smallest max_head_dim that holds d wins
-        fits = x.d <= row["max_head_dim"]
+        fits = np.maximum(x.d, x.dv) <= row["max_head_dim"]
         q_b = np.where(fits, row["q_block"], q_b)
         kv_b = np.where(fits, np.where(causal, row["kv_block_causal"], row["kv_block"]), kv_b)
     use = (x.sq > 1) & (q_b > 0)
@@ -224,8 +245,10 @@ def _library_fwd_blocks(arch, x: _Problem):
 def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
     """Outer block, inner block, lanes and split-KV per shape, ranked by a local time: compute
     with wave quantization plus traffic (split-KV tried where query blocks underfill the CUs)."""
-    # each case ranks the blocks legal for its own head dim (never those of another case)
-    legal_of = {d: _candidates(arch, d, x.elem, x.phase) for d in np.unique(x.d).tolist()}
+    # each case ranks the blocks legal for its own head dims (never those of another case)
+    span = float(np.max(x.dv)) + 1.0  # (D, Dv) as one whole number D span + Dv: one 1-D unique, not a row sort
+    dims = x.d * span + x.dv
+    legal_of = {k: _candidates(arch, (k // span, k % span, x.shared), x.elem, x.phase) for k in np.unique(dims).tolist()}
     cands = list(dict.fromkeys(c for cs in legal_of.values() for c in cs))
     t_mem = x.copies * (x.rows * x.a_row + x.cols * x.b_col) / r.bw[r.mem]
 
@@ -253,7 +276,7 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
     costs, splits = [], []
     for bo, bi, lanes in cands:
         c, s = with_split(bo, bi)
-        legal = np.isin(x.d, [d for d, blocks in legal_of.items() if (bo, bi, lanes) in blocks])
+        legal = np.isin(dims, [k for k, blocks in legal_of.items() if (bo, bi, lanes) in blocks])
         costs.append(np.where(legal, c, np.inf))
         splits.append(s)
     idx, _ = tiles.argmin_candidates(costs, x.shape)
@@ -314,9 +337,10 @@ def _side_kernels(arch, dtype: str, x: _Problem) -> list[Work]:
     on MI300X 15.8 -> 20.1 us per layer)."""
     if x.phase == "fwd":
         return []
-    b, h, sq, d, elem = x.b, x.h, x.sq, x.d, x.elem
-    q = b * h * sq * d  # elements of Q, O, dO, dQ
-    row = 4.0 / (d * elem)  # one fp32 statistic per row (Delta), in elements of the dtype
+    b, h, sq, d, dv, elem = x.b, x.h, x.sq, x.d, x.dv, x.elem
+    q = b * h * sq * d  # elements of Q and dQ
+    o = b * h * sq * dv  # elements of O and dO
+    row = 4.0 / (dv * elem)  # one fp32 statistic per row (Delta), in elements of the dtype
 
     def kernel(n, reads, writes, flops, where=True, temp_read=0.0, temp_write=0.0):
         """A streaming kernel over n elements of arrays in device memory, plus the fp32 dQ
@@ -330,12 +354,12 @@ def _side_kernels(arch, dtype: str, x: _Problem) -> list[Work]:
     ones = np.ones(np.shape(q))
     dq_acc = q * 4.0
     out = [
-        kernel(q, 2.0 * ones, row * ones, 2.0 * ones, temp_write=dq_acc),  # Delta = rowsum(dO*O); dQaccum = 0
+        kernel(o, 2.0 * ones, row * ones, 2.0 * ones, temp_write=dq_acc),  # Delta = rowsum(dO*O); dQaccum = 0
         kernel(q, 0.0 * ones, ones, 0.0 * ones, temp_read=dq_acc),  # dQ: fp32 accumulator -> output type
     ]
     g = h / x.hk
     if np.any(g > 1):  # dK, dV written per query head, summed over each group of g heads
-        out.append(kernel(2.0 * b * x.hk * x.skv * d, g, ones, g - 1.0, g > 1))
+        out.append(kernel(b * x.hk * x.skv * (d + dv), g, ones, g - 1.0, g > 1))
     return out
 
 
@@ -365,17 +389,16 @@ def _useful_fraction(x: _Problem, bo, bi, split):
 def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
     """FA2 accounting: QK^T and PV (fwd; bwd adds dV, dP, dS, dQ, dK), one exp per score, the
     softmax and rescaling on the VALU."""
-    n, b, h, sq, d = x.n, x.b, x.h, x.sq, x.d
+    n, b, h, sq = x.n, x.b, x.h, x.sq
+    work.add_flops(pipe, pdt, x.per_score * n)
     if x.phase == "fwd":
-        work.add_flops(pipe, pdt, 4.0 * n * d)
         work.add_flops("sfu", "fp32", n)
-        rescale = b * h * sq * d * (np.ceil(x.skv * x.frac / bi) + 1.0)  # O rescaled per KV block, then 1/l
+        rescale = b * h * sq * x.dv * (np.ceil(x.skv * x.frac / bi) + 1.0)  # O rescaled per KV block, then 1/l
         work.add_flops("valu", "fp32", 4.0 * n + rescale)
         # instructions per score: max, the scale-and-subtract FMA, the row-sum add, and half a
         # packed convert of P to the matrix input type; one multiply per rescaled O element
         work.add_valu_issue("fp32", 3.5 * n + rescale)
     else:
-        work.add_flops(pipe, pdt, 10.0 * n * d)
         work.add_flops("sfu", "fp32", n)
         work.add_flops("valu", "fp32", 4.0 * n)
         # per score: P's FMA, dP - Delta, times P, and half a packed convert each of P and dS
@@ -406,17 +429,17 @@ def _add_relayout(work: Work, arch, x: _Problem, pipe: str) -> None:
 
 def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
     """LDS staging of the streamed blocks, the outputs, and the split-KV / dQ temporaries."""
-    b, h, sq, d, elem = x.b, x.h, x.sq, x.d, x.elem
-    q_bytes = b * h * sq * d * elem
-    kv_bytes = 2.0 * b * x.hk * x.skv * d * elem
+    b, h, sq, d, dv, elem = x.b, x.h, x.sq, x.d, x.dv, x.elem
+    o_bytes = b * h * sq * dv * elem
+    kv_bytes = b * x.hk * x.skv * (d + dv) * elem  # dK and dV (bwd)
     lse = b * h * sq * 4.0
     readers = tiles.operand_readers(arch, lanes / arch.wave_size)  # waves, or warpgroups on Hopper
     streamed = t["grid"] * x.cols * x.frac / split * x.b_col  # bytes staged in LDS
     work.add_bytes("lds", read=readers * streamed, write=streamed)
     if x.phase == "fwd":
-        traffic.add_stream(work, arch, write=q_bytes + lse)  # O and LSE
+        traffic.add_stream(work, arch, write=o_bytes + lse)  # O and LSE
         # under split-KV, the fp32 partial O and LSE, written and read back by the combine
-        p = np.where(split > 1, split * (b * h * sq * (d + 1.0) * 4.0), 0.0)
+        p = np.where(split > 1, split * (b * h * sq * (dv + 1.0) * 4.0), 0.0)
         traffic.add_stream(work, arch, read=p, write=p, working_set=p, within_kernel=True)
         work.note("split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced", split > 1)
         return
@@ -424,6 +447,6 @@ def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split) -> None:
     dq_acc = b * h * sq * d * 4.0
     work.add_bytes("l2", read=t["grid"] / x.copies * x.frac * dq_acc, write=t["grid"] / x.copies * x.frac * dq_acc)
     # dK, dV; per query head under GQA (summed over each group of g heads afterwards)
-    expanded = 2.0 * b * h * x.skv * d * elem
+    expanded = b * h * x.skv * (d + dv) * elem
     traffic.add_stream(work, arch, write=np.where(x.h > x.hk, expanded, kv_bytes))
     work.note("GQA backward: dK/dV computed per query head, then summed over each group (FA2)", x.h > x.hk)
