@@ -368,7 +368,11 @@ def _tile_imbalance(x: _Problem, bo, bi):
     query blocks and the last one sees every key; bwd tiles are key blocks and the first one
     sees every query: ceil(inner length / inner block) blocks against executed / tiles."""
     if x.phase == "fwd":
-        bq, bk, heavy, tiles = bo, bi, np.ceil(x.skv / bi), np.ceil(x.sq / bo)
+        # per head; where a query block packs the rows of the g heads of a KV head (Sq < bq:
+        # decode and speculative decode), each head owns 1/g of its blocks
+        g = x.h / x.hk
+        per_head = np.where(x.sq < bo, np.ceil(g * x.sq / bo) / g, np.ceil(x.sq / bo))
+        bq, bk, heavy, tiles = bo, bi, np.ceil(x.skv / bi), per_head
     else:
         bq, bk, heavy, tiles = bi, bo, np.ceil(x.sq / bi), np.ceil(x.skv / bo)
     with np.errstate(divide="ignore", invalid="ignore"):
