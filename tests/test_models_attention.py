@@ -341,3 +341,19 @@ def test_mixed_head_dims_in_one_batch_match_one_by_one():
         for i in range(5)
     ]
     assert np.allclose(batch.time_s, alone, rtol=1e-12)
+
+
+def test_hopper_latent_decode_runs_flashmla_tiles():
+    """MLA's absorbed decode on Hopper takes FlashMLA's tile (64 query rows, 64 keys, 256
+    threads) and its double-buffered key block as the bytes in flight, so 16 heads stream the
+    cache at HBM speed instead of being capped by one wave's loads; on AMD the ranked blocks
+    stay (no MLA kernel tile is sourced there)."""
+    from perfmodel import predict
+
+    kw = dict(batch=128, heads=16, kv_heads=1, seq_q=1, seq_kv=4096, head_dim=576, head_dim_v=512, kv_shared=True)
+    (h,) = predict("attention", "h100", **kw)
+    assert h.tile == "64x64x576" and h.bound == "memory:hbm"
+    (m,) = predict("attention", "mi300x", **kw)
+    assert m.tile != "64x64x576"
+    (plain,) = predict("attention", "h100", **{**kw, "kv_shared": False, "head_dim_v": 576})
+    assert plain.tile != "64x64x576"  # only the latent form is FlashMLA's

@@ -121,6 +121,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         workgroup_size=lanes,
         vgprs=tiles.vgprs(arch, acc_b, lds_b, lanes),
         lds_bytes=lds_b,
+        bytes_in_flight_per_wave=_latent_flight(arch, x, bi, lanes),
         tile_m=bo,
         tile_n=bi,
         tile_k=d,
@@ -148,6 +149,16 @@ def attention(p: dict, arch, dtype: str) -> Work:
         work.notes.append("paged KV cache: K/V blocks gathered through a block table (4 B per block)")
     work.note("GQA: the query heads of one KV head are packed into one problem and share its K/V", x.h / x.hk > 1)
     return work
+
+
+def _latent_flight(arch, x: _Problem, bi, lanes):
+    """Bytes a wave keeps in flight in the target's MLA decode kernel: the key blocks it loads
+    ahead (`attention_latent_decode_tiles` blocks_in_flight), shared by the workgroup's waves;
+    0 (the estimator's default) elsewhere."""
+    latent = latent_decode_tile(arch) if x.shared else None
+    if latent is None:
+        return 0.0
+    return float(latent["blocks_in_flight"]) * bi * x.kv_width * x.elem / np.ceil(lanes / arch.wave_size)
 
 
 @dataclass
@@ -289,7 +300,20 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         _, s = with_split(np.where(use, q_b, bo), np.where(use, kv_b, bi))
         bo, bi, lanes = np.where(use, q_b, bo), np.where(use, kv_b, bi), np.where(use, lib_lanes, lanes)
         split = np.where(use, s, split)
+    latent = latent_decode_tile(arch) if x.shared else None
+    if latent is not None:  # MLA's absorbed decode: the target's MLA kernel's own tile
+        bo, bi = np.full(x.shape, float(latent["q_block"])), np.full(x.shape, float(latent["kv_block"]))
+        lanes = np.full(x.shape, float(latent["lanes"]))
+        _, split = with_split(bo, bi)
     return bo, bi, lanes, split
+
+
+def latent_decode_tile(arch) -> dict | None:
+    """The MLA decode kernel's tile on this target (`model_constants.yaml`
+    `attention_latent_decode_tiles`: FlashMLA on Hopper), or None."""
+    from perfmodel.rates import constants
+
+    return constants().get("attention_latent_decode_tiles", {}).get(arch.gfx)
 
 
 def _executed_scores(x: _Problem, bq, bk, split):
