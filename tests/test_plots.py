@@ -120,7 +120,7 @@ def test_predict_o_says_where_and_titles_what_was_run(cli, tmp_path):
     assert out.read_bytes().startswith(PNG)
     assert f"roofline written to {out}" in r.output
     assert (tmp_path / "s-bandwidth.png").is_file()  # stream-copy has no FLOPs
-    assert "perfmodel predict: the built-in suite (40 cases) on mi300x, mi355x; cold single run" in r.stdout
+    assert "perfmodel predict: the built-in suite (42 cases) on mi300x, mi355x; cold single run" in r.stdout
 
 
 @pytest.mark.parametrize("chart", ["times", "terms"])
