@@ -263,17 +263,20 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
     cands = list(dict.fromkeys(c for cs in legal_of.values() for c in cs))
     t_mem = x.copies * (x.rows * x.a_row + x.cols * x.b_col) / r.bw[r.mem]
 
-    def cost(bo, bi, split):
+    def cost(bo, bi, split, lanes):
         grid = np.ceil(x.rows / bo) * x.copies * split
         depth = np.ceil(x.cols * x.frac / (split * bi)) * bi  # streamed keys (fwd) / queries (bwd)
         t_tile = bo * depth * (x.per_score * r.cus / r.flops + r.cus / x.sfu)
         t_l1 = (bo * x.a_row + depth * x.b_col) * r.cus / r.bw.get("l1", np.inf)
+        # the streamed blocks through LDS: written once, read by each wave (`_add_bytes`)
+        readers = tiles.operand_readers(arch, np.asarray(lanes, dtype=float) / arch.wave_size)
+        t_l1 = np.maximum(t_l1, (readers + 1.0) * depth * x.b_col * r.cus / r.bw.get("lds", np.inf))
         req = grid * (bo * x.a_row + depth * x.b_col)
         if x.phase == "bwd":  # dQ read and written in L2 once per key block (`_add_bytes`)
             req = req + 2.0 * np.ceil(x.rows / bo) * x.frac * x.b * x.h * x.sq * x.d * 4.0
         return np.ceil(grid / r.cus) * np.maximum(t_tile, t_l1) + np.maximum(req / r.bw.get("l2", np.inf), t_mem)
 
-    def with_split(bo, bi):
+    def with_split(bo, bi, lanes):
         """(cost, split) of blocks bo x bi: split-KV where the query blocks underfill the CUs
         (decode) and it is cheaper."""
         s = np.ones(x.shape)
@@ -281,12 +284,12 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
             s = tiles.fill_split(r.cus, np.ceil(x.rows / bo) * x.copies, x.cols, bi)
             if arch.vendor == "AMD":
                 s = np.where(x.sq == 1, np.maximum(s, np.ceil(x.cols / 256.0)), s)
-        c1, cs = cost(bo, bi, 1.0), cost(bo, bi, s)
+        c1, cs = cost(bo, bi, 1.0, lanes), cost(bo, bi, s, lanes)
         return np.minimum(c1, cs), np.where(cs < c1, s, 1.0)
 
     costs, splits = [], []
     for bo, bi, lanes in cands:
-        c, s = with_split(bo, bi)
+        c, s = with_split(bo, bi, lanes)
         legal = np.isin(dims, [k for k, blocks in legal_of.items() if (bo, bi, lanes) in blocks])
         costs.append(np.where(legal, c, np.inf))
         splits.append(s)
@@ -297,14 +300,14 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
     lib = _library_fwd_blocks(arch, x)
     if lib is not None:  # the library's own tile; split-KV still where it underfills the CUs
         q_b, kv_b, lib_lanes, use = lib
-        _, s = with_split(np.where(use, q_b, bo), np.where(use, kv_b, bi))
+        _, s = with_split(np.where(use, q_b, bo), np.where(use, kv_b, bi), np.where(use, lib_lanes, lanes))
         bo, bi, lanes = np.where(use, q_b, bo), np.where(use, kv_b, bi), np.where(use, lib_lanes, lanes)
         split = np.where(use, s, split)
     latent = latent_decode_tile(arch) if x.shared else None
     if latent is not None:  # MLA's absorbed decode: the target's MLA kernel's own tile
         bo, bi = np.full(x.shape, float(latent["q_block"])), np.full(x.shape, float(latent["kv_block"]))
         lanes = np.full(x.shape, float(latent["lanes"]))
-        _, split = with_split(bo, bi)
+        _, split = with_split(bo, bi, lanes)
     return bo, bi, lanes, split
 
 
