@@ -56,3 +56,13 @@ def edited_arch(tmp_path):
         return load_arch(str(p))
 
     return load
+
+
+@pytest.fixture(scope="session")
+def suite_size() -> int:
+    """Cases in the built-in suite (kernels/suite.yaml): what `predict --suite` rows and skip notes add up to."""
+    import yaml
+
+    from perfmodel.arch import data_path
+
+    return len(yaml.safe_load(data_path("kernels", "suite.yaml").read_text()))

@@ -74,14 +74,14 @@ def test_a_case_the_model_refuses_does_not_take_its_batch_with_it(cli, tmp_path)
 
 
 @pytest.mark.parametrize("arch", ["mi100", "mi210", "rx6900xt", "a100"])
-def test_suite_runs_on_gpus_without_fp8_and_says_what_it_skipped(cli, arch):
+def test_suite_runs_on_gpus_without_fp8_and_says_what_it_skipped(cli, arch, suite_size):
     r = cli("predict", "--suite", "--arch", arch, "--format", "jsonl")
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     notes = [x for x in lines if x.startswith("note: skipped ")]
     rows = [json.loads(x) for x in lines if x.startswith("{")]
     assert notes and all("no fp8 rate" in x for x in notes)
-    assert len(rows) + len(notes) == 40
+    assert len(rows) + len(notes) == suite_size
 
 
 def test_every_prediction_carries_its_family_error_band(cli):
