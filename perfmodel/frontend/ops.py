@@ -1,7 +1,8 @@
 """Marker ops for what one kernel does in an inference engine but several aten ops in eager
 PyTorch (or what aten has no op for): collectives, a fused MoE layer, rotary embedding, paged
-attention, MLA's latent attention. Each is a ``torch.library`` custom op with a fake (meta) implementation, so the
-dispatch-mode tracer records it as one op with its shapes (`opmap._custom` maps it to a case).
+attention, MLA's latent attention. Each is a ``torch.library`` custom op with a fake (meta)
+implementation, so the dispatch-mode tracer records it as one op with its shapes
+(`opmap._custom` maps it to a case).
 
 Registered on first use (torch is imported only here and in the tracer).
 """
