@@ -518,6 +518,18 @@ def test_few_long_rows_are_split_over_workgroups():
     assert float(np.asarray(many.launch.kernels).ravel()[0]) == 1.0
 
 
+@pytest.mark.parametrize("arch", ["mi250x", "mi300x", "h100"])
+def test_one_long_row_never_gets_faster_with_more_columns(arch):
+    """One row split over workgroups or kept whole: the time grows with the columns, across the
+    point where the split starts (a whole row is bound by its one CU's L1, which the split
+    decision counts too)."""
+    import perfmodel
+
+    for kernel in ("rmsnorm", "softmax"):
+        t = [perfmodel.predict(kernel, arch, dtype="bf16", rows=1, cols=c)[0].time_s for c in (8192, 16384, 32768, 65536, 131072, 262144)]
+        assert all(b >= 0.99 * a for a, b in zip(t, t[1:], strict=False)), (kernel, t)
+
+
 def test_row_kernels_pay_a_memory_round_trip_after_each_statistic(mi300x):
     """The pass after each row statistic reads global memory again (docs/models-streaming.md,
     "Critical path"): rmsnorm one device-memory latency (the weight's first read), layernorm an

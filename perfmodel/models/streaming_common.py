@@ -127,7 +127,9 @@ def split_rows(arch, rows, row_bytes, load: float, sfu_per_row=0.0):
     second kernel combines them and writes the row: AITER's split softmax) instead of one
     workgroup per row (PyTorch). One workgroup's row time: the row read and written at the
     bandwidth its loads in flight sustain (Little's law: max lanes x 4 x 16 B per memory latency)
-    plus its transcendentals on one CU. A power of two, at most CUs / rows and at most the
+    plus its transcendentals on one CU, and never less than its CU's L1 takes to pass the row in
+    and out (which the estimate then charges: a row the split left whole would otherwise time
+    slower than a twice as long row that it splits). A power of two, at most CUs / rows and at most the
     split-K cap of the tiled kernels (`tiles.SPLITS`, 64)."""
     from perfmodel.rates import latency_s, transcendental_rate
 
@@ -139,6 +141,8 @@ def split_rows(arch, rows, row_bytes, load: float, sfu_per_row=0.0):
     flight = float(arch.occupancy["max_workgroup_size"].value) * 4 * LOAD_BYTES
     sfu_cu = transcendental_rate(arch) / arch.cus
     one_wg = 2.0 * row_bytes * latency_s(arch, arch.memory_level) / flight + np.asarray(sfu_per_row) / sfu_cu
+    if "l1" in arch.levels:  # nor faster than its one CU's L1 passes the row in and out
+        one_wg = np.maximum(one_wg, 2.0 * row_bytes / (arch.bandwidth("l1") / arch.cus))
     return np.where((rows * 2 <= arch.cus) & (one_wg > arch.launch_overhead_s), s, 1.0)
 
 
