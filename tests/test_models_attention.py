@@ -357,3 +357,22 @@ def test_hopper_latent_decode_runs_flashmla_tiles():
     assert m.tile != "64x64x576"
     (plain,) = predict("attention", "h100", **{**kw, "kv_shared": False, "head_dim_v": 576})
     assert plain.tile != "64x64x576"  # only the latent form is FlashMLA's
+
+
+def test_aiter_latent_decode_always_runs_its_reduce_kernel():
+    """AITER's persistent MLA decode (gfx942/gfx950) dispatches mla_reduce_v1 after every stage-1
+    call, split or not: two kernels where one short context needs no split. Ordinary attention
+    and Hopper's MLA keep one kernel when the keys are not split."""
+    from perfmodel.arch import load_arch
+
+    kw = dict(batch=[1.0], heads=[128.0], kv_heads=[1.0], seq_q=[1.0], seq_kv=[21.0], head_dim=[576.0],
+              head_dim_v=[512.0], causal=False, phase="fwd")  # fmt: skip
+    model = get_model("attention").fn
+
+    def kernels(arch, shared):
+        w = model({**{k: np.asarray(v) if isinstance(v, list) else v for k, v in kw.items()}, "kv_shared": shared},
+                  load_arch(arch), "fp8")  # fmt: skip
+        return float(np.asarray(w.launch.kernels).ravel()[0])
+
+    assert kernels("mi300x", True) == kernels("mi355x", True) == 2.0
+    assert kernels("mi300x", False) == kernels("h100", True) == 1.0

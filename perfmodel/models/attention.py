@@ -107,6 +107,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
     pipe, pdt = tiles.matrix_pipe(arch, dtype, work.notes)
     r = tiles.Rates.of(arch, pipe, pdt)
     bo, bi, lanes, split = _choose_blocks(arch, r, x)
+    combine = (split > 1) | _combine_always(arch, x)
     _add_flops(work, arch, x, pipe, pdt, bi)
     t = tiles.panel_traffic(
         arch, x.rows, x.cols, bo, np.ceil(x.cols / split), x.a_row, x.b_col, x.copies, a_unique=x.a_unique, b_frac=x.frac
@@ -125,13 +126,13 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_m=bo,
         tile_n=bi,
         tile_k=d,
-        serial_latencies=np.where(split > 1, 3.0, 2.0),  # Q/K/V prologue, O store (+ split-KV combine)
+        serial_latencies=np.where(combine, 3.0, 2.0),  # Q/K/V prologue, O store (+ combine kernel)
         # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
         # average under a causal mask (the pipeline fill is one of them)
         k_steps=np.maximum(np.ceil(x.cols * x.frac / (split * bi)), 1.0),
         # flash-decoding's combine kernel (a few rows per workgroup, every split's partials loaded
         # at once) is booked here, not as a kernel of its own: see `_side_kernels`
-        kernels=np.where(split > 1, 2.0, 1.0),
+        kernels=np.where(combine, 2.0, 1.0),
         useful_fraction=_useful_fraction(x, bo, bi, split),
         stream_k=False,
         tile_imbalance=_tile_imbalance(x, bo, bi),
@@ -309,6 +310,14 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         lanes = np.full(x.shape, float(latent["lanes"]))
         _, split = with_split(bo, bi, lanes)
     return bo, bi, lanes, split
+
+
+def _combine_always(arch, x: _Problem) -> bool:
+    """Whether the target's MLA decode library dispatches its combine kernel even when the
+    keys were not split (`attention_latent_decode_combine_always`: AITER's persistent path)."""
+    from perfmodel.rates import constants
+
+    return x.shared and arch.gfx in constants().get("attention_latent_decode_combine_always", {})
 
 
 def latent_decode_tile(arch) -> dict | None:
