@@ -376,3 +376,15 @@ def test_aiter_latent_decode_always_runs_its_reduce_kernel():
 
     assert kernels("mi300x", True) == kernels("mi355x", True) == 2.0
     assert kernels("mi300x", False) == kernels("h100", True) == 1.0
+
+
+def test_a_paged_cache_waits_for_its_block_table_before_the_first_keys():
+    """The first K/V block's address is read from the block table, one more dependent load in
+    the prologue of a paged decode than of a contiguous one."""
+    kw = dict(batch=4, heads=32, kv_heads=8, seq_q=1, seq_kv=1024, head_dim=128)
+    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
+    p.update(causal=False, phase="fwd")
+    model = get_model("attention").fn
+    flat = float(np.asarray(model(p, A, "bf16").launch.serial_latencies).ravel()[0])
+    paged = float(np.asarray(model({**p, "paged": True}, A, "bf16").launch.serial_latencies).ravel()[0])
+    assert paged == flat + 1.0

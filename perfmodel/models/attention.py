@@ -126,7 +126,8 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_m=bo,
         tile_n=bi,
         tile_k=d,
-        serial_latencies=np.where(combine, 3.0, 2.0),  # Q/K/V prologue, O store (+ combine kernel)
+        # Q/K/V prologue (after the block-table entry it needs, when paged), O store (+ combine kernel)
+        serial_latencies=np.where(combine, 3.0, 2.0) + (1.0 if p.get("paged", False) else 0.0),
         # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
         # average under a causal mask (the pipeline fill is one of them)
         k_steps=np.maximum(np.ceil(x.cols * x.frac / (split * bi)), 1.0),
