@@ -429,7 +429,16 @@ def _k_loop(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
         return
     rounds = np.ceil(occ["grid"] / (arch.cus * occ["wgs_per_cu"]))
     per_step = latency_s(arch, arch.memory_level) / prefetch_depth(L)
-    terms.time[K_LOOP] = rounds * steps * per_step
+    terms.time[K_LOOP] = _busiest_steps(L, steps, rounds) * per_step
+
+
+def _busiest_steps(L, steps, rounds) -> np.ndarray:
+    """K steps the busiest CU runs one after another: its rounds of mean tiles, or the heaviest
+    tile alone where unequal tiles (`Launch.tile_imbalance`: a causal mask's full-length query
+    blocks) outlast them. `Launch.k_steps` is the mean tile's count, so a masked kernel with one
+    round would otherwise time its loop as if every tile were the mean one."""
+    h = np.maximum(np.asarray(L.tile_imbalance, dtype=float), 1.0)
+    return np.maximum(rounds * steps, steps * h)
 
 
 def prefetch_depth(L):
@@ -489,7 +498,7 @@ def _pipeline_fill(L, faster: np.ndarray | None, rounds, alone, shape) -> np.nda
     if faster is None:
         return np.zeros(shape)
     steps = np.asarray(L.k_steps, dtype=float) * np.ones(shape)
-    per_round = faster / (rounds * np.maximum(steps, 1.0))  # one step of one round
+    per_round = faster / _busiest_steps(L, np.maximum(steps, 1.0), rounds)  # one step of one round
     return np.where((np.asarray(L.tile_m) > 0) & (steps > 0), per_round * np.where(alone, rounds, 1.0), 0.0)
 
 

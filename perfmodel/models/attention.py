@@ -130,7 +130,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         serial_latencies=np.where(combine, 3.0, 2.0) + (1.0 if p.get("paged", False) else 0.0),
         # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
         # average under a causal mask (the pipeline fill is one of them)
-        k_steps=np.maximum(np.ceil(x.cols * x.frac / (split * bi)), 1.0),
+        k_steps=np.maximum(_mean_tile_steps(x, bo, bi, split), 1.0),
         # flash-decoding's combine kernel (a few rows per workgroup, every split's partials loaded
         # at once) is booked here, not as a kernel of its own: see `_side_kernels`
         kernels=np.where(combine, 2.0, 1.0),
@@ -400,18 +400,35 @@ def _side_kernels(arch, dtype: str, x: _Problem) -> list[Work]:
     return out
 
 
-def _tile_imbalance(x: _Problem, bo, bi):
-    """The heaviest tile's blocks / the mean tile's (1 without a causal mask). fwd tiles are
-    query blocks and the last one sees every key; bwd tiles are key blocks and the first one
-    sees every query: ceil(inner length / inner block) blocks against executed / tiles."""
+def _tile_geometry(x: _Problem, bo, bi):
+    """(query-side block, key-side block, the heaviest tile's inner blocks, tiles per head):
+    fwd tiles are query blocks streaming key blocks, and the last one sees every key; bwd tiles
+    are key blocks streaming query blocks, and the first one sees every query."""
     if x.phase == "fwd":
         # per head; where a query block packs the rows of the g heads of a KV head (Sq < bq:
         # decode and speculative decode), each head owns 1/g of its blocks
         g = x.h / x.hk
         per_head = np.where(x.sq < bo, np.ceil(g * x.sq / bo) / g, np.ceil(x.sq / bo))
-        bq, bk, heavy, tiles = bo, bi, np.ceil(x.skv / bi), per_head
-    else:
-        bq, bk, heavy, tiles = bi, bo, np.ceil(x.sq / bi), np.ceil(x.skv / bo)
+        return bo, bi, np.ceil(x.skv / bi), per_head
+    return bi, bo, np.ceil(x.sq / bi), np.ceil(x.skv / bo)
+
+
+def _mean_tile_steps(x: _Problem, bo, bi, split):
+    """Inner blocks the mean tile streams (per split of the keys): the executed blocks of
+    `_executed_scores` over the tiles, so a causal mask counts the blocks its diagonal crosses
+    whole, as the kernel runs them (one 128-row query block over 128 causal keys in 80-key blocks
+    runs both blocks, not the 0.53 x 128 / 80 = 0.85 its unmasked scores would fill)."""
+    bq, bk, _, tiles = _tile_geometry(x, bo, bi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = _executed_scores(x, bq, bk, split) / (x.b * x.h * bq * bk * tiles * split)
+    return np.nan_to_num(mean, nan=1.0)
+
+
+def _tile_imbalance(x: _Problem, bo, bi):
+    """The heaviest tile's blocks / the mean tile's (1 without a causal mask). fwd tiles are
+    query blocks and the last one sees every key; bwd tiles are key blocks and the first one
+    sees every query: ceil(inner length / inner block) blocks against executed / tiles."""
+    bq, bk, heavy, tiles = _tile_geometry(x, bo, bi)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = _executed_scores(x, bq, bk, 1.0) / (x.b * x.h * bq * bk * tiles)
         h = np.where(mean > 0, heavy / mean, 1.0)
