@@ -12,8 +12,10 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from itertools import islice
+
+from perfmodel.columns import Columns, positions_by, scatter
 
 FORMATS = ("table", "json", "jsonl", "csv", "md")
 
@@ -94,8 +96,145 @@ def jsonl_chunks(rows: Iterable[dict], size: int = 1000) -> Iterator[str]:
     the whole text, nor its list of lines, nor its bytes: a third less memory, a tenth less time)."""
     rows = iter(rows)
     while lines := [_dumps_line(r) for r in islice(rows, size)]:
-        lines.append("")  # the last line's newline
-        yield "\n".join(lines)
+        yield lines_text(lines)
+
+
+def lines_text(lines: list[str]) -> str:
+    """The lines as one text, each ending with a newline (``lines`` gets an empty last item)."""
+    lines.append("")
+    return "\n".join(lines)
+
+
+# --- JSON text a column at a time ------------------------------------------------------------
+# Values of one layout (rows with the same keys, nested dicts with the same keys, values of the
+# same types) are encoded together: one %-template for the layout holds the keys, the
+# punctuation and every value all the rows share, and each row is one ``template % values``.
+# Floats are written by ``%r`` (`float.__repr__`, what the C encoder calls), ints by ``%d``, text
+# by ``%s`` after the C encoder's own escaping. The text is `_dumps_line`'s, byte for byte
+# (tests/test_json_columns.py): an inf or nan becomes null as `_clean` makes it, and a value of
+# any other type (numpy scalars, dict subclasses, dicts with non-text keys) is handed to
+# `_dumps_line` itself.
+
+_ASCII = json.encoder.encode_basestring_ascii  # the C function the C encoder calls for text
+
+# A part of a template and the values that fill it: ``(template, columns)``, the template with
+# one ``%s``, ``%r`` or ``%d`` per column (``%%`` for a literal ``%``), each column one value per row.
+_Fragment = tuple[str, list[list[str]]]
+
+
+def json_objects(keys: tuple[str, ...], columns: Sequence[Sequence | Columns]) -> list[str]:
+    """The JSON text of each object ``{keys[0]: columns[0][i], keys[1]: columns[1][i], ...}``
+    (as `_dumps_line` writes that dict; a `Columns` column holds dicts), without making the dicts."""
+    n = len(columns[0]) if columns else 0
+    return _filled(_fragment(Columns(keys, list(columns), n)), n)
+
+
+def _filled(fragment: _Fragment, n: int) -> list[str]:
+    """The ``n`` texts of a fragment: its template filled with each row of its columns."""
+    template, columns = fragment
+    if not columns:
+        return [template % ()] * n
+    if template == "%s":
+        return list(columns[0])
+    return list(map(template.__mod__, zip(*columns, strict=True)))
+
+
+def _fragment(values: Sequence | Columns) -> _Fragment:
+    """The fragment of ``values``' JSON texts (`Columns`: of its dicts)."""
+    if isinstance(values, Columns):
+        if not all(k.__class__ is str for k in values.keys):
+            return "%s", [list(map(_dumps_line, values.dicts()))]
+        return _joined("{", [_ASCII(k) + ": " for k in values.keys], values.cols, "}")
+    if not values:
+        return "%s", [[]]
+    kinds = set(map(type, values))
+    if len(kinds) == 1:
+        return _fragment_of(kinds.pop(), values)
+    return _split(values, list(map(type, values)), _fragment_of)
+
+
+def _split(values: Sequence, labels: list, fragment: Callable[[Hashable, list], _Fragment]) -> _Fragment:
+    """The texts of the values of each label apart (``fragment(label, values)``), back in order."""
+    parts = [(idx, _filled(fragment(label, [values[i] for i in idx]), len(idx))) for label, idx in positions_by(labels).items()]
+    return "%s", [scatter(parts, len(values))]
+
+
+def _fragment_of(kind: type, values: Sequence) -> _Fragment:
+    """The fragment of values that are all of type ``kind``."""
+    if kind is float:
+        return _floats(values)
+    if kind is dict:
+        layouts = list(map(tuple, values))
+        if layouts.count(layouts[0]) == len(layouts):
+            return _objects(layouts[0], values)
+        return _split(values, layouts, _objects)
+    if kind is list or kind is tuple:
+        lengths = list(map(len, values))
+        if lengths.count(lengths[0]) == len(lengths):
+            return _arrays(lengths[0], values)
+        return _split(values, lengths, _arrays)
+    if kind not in _SCALARS:  # numpy scalars, subclasses, anything `_json_default` turns into JSON
+        return "%s", [list(map(_dumps_line, values))]
+    v0 = values[0]
+    if values[-1] == v0 and values.count(v0) == len(values):  # one type: equal values, equal texts
+        return _SCALARS[kind]([v0])[0].replace("%", "%%"), []
+    if kind is int:
+        return "%d", [values]
+    return "%s", [_SCALARS[kind](values)]
+
+
+_SCALARS: dict[type, Callable[[Sequence], list[str]]] = {
+    str: lambda vs: list(map(_ASCII, vs)),
+    int: lambda vs: list(map(int.__repr__, vs)),
+    bool: lambda vs: ["true" if v else "false" for v in vs],
+    type(None): lambda vs: ["null"] * len(vs),
+}
+
+
+def _floats(values: Sequence[float]) -> _Fragment:
+    """Each float's repr, null for inf and nan (as `_clean` writes them).
+
+    Equal floats have equal texts (but 0.0 == -0.0), and a repr costs tens of dict lookups:
+    where the first values already repeat (a latency term, a launch-bound time), each distinct
+    value of the column is written once."""
+    v0 = values[0]
+    if values[-1] == v0 and v0 != 0 and math.isfinite(v0) and values.count(v0) == len(values):
+        return float.__repr__(v0), []
+    if not math.isfinite(sum(values)):  # an inf or nan is somewhere (a sum with one is inf or nan)
+        return "%s", [[float.__repr__(v) if math.isfinite(v) else "null" for v in values]]
+    if len(set(values[:_SAMPLE])) > _SAMPLE // 2:
+        return "%r", [values]
+    distinct = dict.fromkeys(values)
+    if 0.0 in distinct:
+        return "%r", [values]
+    texts = dict(zip(distinct, map(float.__repr__, distinct), strict=True))
+    return "%s", [list(map(texts.__getitem__, values))]
+
+
+_SAMPLE = 64  # values `_floats` looks at to guess whether a column repeats itself
+
+
+def _objects(keys: tuple, values: Sequence[dict]) -> _Fragment:
+    """Plain dicts with the same keys in the same order."""
+    if not all(k.__class__ is str for k in keys):  # the C encoder's own key conversions
+        return "%s", [list(map(_dumps_line, values))]
+    return _joined("{", [_ASCII(k) + ": " for k in keys], list(zip(*map(dict.values, values), strict=True)), "}")
+
+
+def _arrays(n: int, values: Sequence) -> _Fragment:
+    """Lists or tuples of ``n`` items each."""
+    return _joined("[", [""] * n, list(zip(*values, strict=True)), "]")
+
+
+def _joined(open_: str, labels: list[str], columns: Sequence[Sequence], close: str) -> _Fragment:
+    """``open_ label0 text0, label1 text1, ... close``, each text from its column's fragment:
+    nested objects and arrays are written into the one template, not made as texts of their own."""
+    parts, out = [], []
+    for label, column in zip(labels, columns, strict=True):
+        template, cols = _fragment(column)
+        parts.append(label.replace("%", "%%") + template)
+        out += cols
+    return open_ + ", ".join(parts) + close, out
 
 
 def fmt_cell(v) -> str:

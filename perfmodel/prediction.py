@@ -8,9 +8,10 @@ and gets one typed `Prediction` per case; `Prediction.row()` is the output contr
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable
-from itertools import islice, repeat
+from collections.abc import Iterable, Iterator
+from itertools import accumulate, islice, repeat
 from operator import attrgetter, itemgetter
 from types import NoneType
 from typing import Any
@@ -19,10 +20,10 @@ import numpy as np
 
 from perfmodel.arch import DEFAULT_ARCH, Arch, load_arch
 from perfmodel.cases import Case, normalize, normalize_all  # noqa: F401 - normalize_all: also imported from here
-from perfmodel.columns import rows_of
+from perfmodel.columns import Columns, Table, scatter, window
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
-from perfmodel.record import Prediction
+from perfmodel.record import Prediction, rows
 
 
 # --- evaluation ------------------------------------------------------------------------------
@@ -30,9 +31,9 @@ def _group_key(c: Case, warm: bool) -> tuple:
     """Cases with equal keys are evaluated in one vectorised call: arch, kernel, dtype, the text
     and bool parameters, which numeric parameters are None, scope and warm."""
     model, params = c.model, c.params
-    cats = tuple([params[n] for n in model.categorical])
+    cats = model.categorical_values(params)
     nones = ()
-    if None in [params[n] for n in model.numeric]:
+    if None in model.numeric_values(params):
         nones = tuple([n for n in model.numeric if params[n] is None])
     return (c.arch, c.kernel, c.dtype, cats, nones, c.scope, warm if c.warm is None else c.warm)
 
@@ -64,32 +65,93 @@ def evaluate(
     ``problems``: a list to collect one `InputError` per case that cannot be predicted (a dtype
     the GPU lacks, a shape the model refuses) instead of raising; those cases are left out.
     """
+    return evaluate_batches(cases, first_principles, warm, problems).records()
+
+
+def evaluate_batches(
+    cases: list[Case], first_principles: bool = False, warm: bool = False, problems: list | None = None
+) -> Batches:
+    """`evaluate`'s predictions, as the field columns of each batch (`batch_fields`)."""
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, c in enumerate(cases):
         groups[_group_key(c, warm)].append(i)
-    out: list[Prediction | None] = [None] * len(cases)
+    parts: list[tuple[list[int], Table]] = []
     for (arch_key, _kernel, dtype, cats, nones, scope, warm_g), idx in groups.items():
         members = [cases[i] for i in idx]
         args = (arch_key, dtype, cats, nones, first_principles, warm_g, scope)
         try:
-            preds = _evaluate_group(members, *args)
+            parts.append((idx, _evaluate_group(members, *args)))
         except InputError:
             if len(members) == 1 and problems is None:
                 raise
             # a model refuses a whole vectorised batch for the values of some of its cases (attention's
             # kv_heads=3 of 8 heads): each case alone, so the others are predicted and the error
             # names the case that caused it
-            preds = [_one_or_problem(m, args, problems) for m in members]
-        for i, p in zip(idx, preds, strict=True):
-            out[i] = p
-    return [p for p in out if p is not None]
+            for i, m in zip(idx, members, strict=True):
+                fields = _one_or_problem(m, args, problems)
+                if fields is not None:
+                    parts.append(([i], fields))
+    return Batches(parts, len(cases))
 
 
-def _one_or_problem(m: Case, args: tuple, problems: list | None) -> Prediction | None:
-    """One case's prediction, or None with its `InputError` added to ``problems`` (raised when
-    ``problems`` is None)."""
+class Batches:
+    """The predictions of evaluated cases as batches of field columns (`batch_fields`), each
+    with the positions of its cases among the predictions (the cases left out not counted).
+    `records` makes the `Prediction`s; `pieces` hands the batches on a window of positions at a
+    time, for output written in order without a record or a dict per case."""
+
+    def __init__(self, parts: list[tuple[list[int], Table]], n_cases: int):
+        self.parts, self.n = parts, sum(len(idx) for idx, _ in parts)
+        if self.n < n_cases:  # some cases left out: count positions among the others
+            kept = [False] * n_cases
+            for idx, _ in parts:
+                for i in idx:
+                    kept[i] = True
+            position = list(accumulate(kept, initial=-1))[1:]  # case index -> its prediction's position
+            self.parts = [([position[i] for i in idx], fields) for idx, fields in parts]
+
+    def __len__(self) -> int:
+        return self.n
+
+    @classmethod
+    def joined(cls, batches: list[Batches]) -> Batches:
+        """Batches of consecutive runs of cases, as one."""
+        out = cls([], 0)
+        for b in batches:
+            out.parts += [([p + out.n for p in positions], fields) for positions, fields in b.parts]
+            out.n += b.n
+        return out
+
+    def records(self) -> list[Prediction]:
+        return scatter([(positions, records(fields, len(positions))) for positions, fields in self.parts], self.n)
+
+    def archs(self) -> list[str]:
+        """The archs predicted on, in order of their first prediction."""
+        return list(dict.fromkeys(f["arch"][0] for _, f in sorted(self.parts, key=lambda part: part[0][0])))
+
+    def pieces(self, size: int) -> Iterator[tuple[int, list[tuple[list[int], Table]]]]:
+        """``(m, parts)`` per window of ``size`` positions (``m`` of them): each batch's cases
+        in the window, their positions counted from the window's start."""
+        spans: dict[int, list[int]] = defaultdict(list)  # window -> the parts with cases in it
+        for j, (positions, _) in enumerate(self.parts):
+            for w in range(positions[0] // size, positions[-1] // size + 1):
+                spans[w].append(j)
+        for w in range(-(-self.n // size)):
+            lo, hi = w * size, min(w * size + size, self.n)
+            parts = []
+            for j in spans[w]:
+                positions, fields = self.parts[j]
+                a, b = bisect_left(positions, lo), bisect_left(positions, hi)
+                if a < b:
+                    parts.append(([p - lo for p in positions[a:b]], window(fields, a, b)))
+            yield hi - lo, parts
+
+
+def _one_or_problem(m: Case, args: tuple, problems: list | None) -> Table | None:
+    """One case's field columns, or None with its `InputError` added to ``problems`` (raised
+    when ``problems`` is None)."""
     try:
-        return _evaluate_group([m], *args)[0]
+        return _evaluate_group([m], *args)
     except InputError as e:
         if problems is None:
             raise
@@ -100,9 +162,9 @@ def _one_or_problem(m: Case, args: tuple, problems: list | None) -> Prediction |
 
 def _evaluate_group(
     members: list[Case], arch_key, dtype: str, cats, nones, first_principles: bool, warm: bool, scope: str = "kernel"
-):
-    """The predictions of cases that share arch, kernel, dtype and text parameters: one
-    vectorised model call and one estimate."""
+) -> Table:
+    """The predictions (`batch_fields`) of cases that share arch, kernel, dtype and text
+    parameters: one vectorised model call and one estimate."""
     from perfmodel.models.traffic import warm_caches
 
     first = members[0]
@@ -119,7 +181,7 @@ def _evaluate_group(
     est = estimate(work, arch, first_principles=first_principles, scope=scope)
     if warm and any(m.warm for m in members):  # a case's own warm= key: say it in its row
         est.notes.append("warm: inputs that fit a cache are served from it (a repeated kernel)")
-    return batch_predictions(est, members)
+    return batch_fields(est, members)
 
 
 def _list(x, n: int) -> list:
@@ -127,16 +189,11 @@ def _list(x, n: int) -> list:
     return np.broadcast_to(np.asarray(x), (n,)).tolist()
 
 
-def _dicts(col: dict[str, list], n: int) -> list[dict]:
-    """{key: [v0, v1, ...]} -> [{key: v0}, {key: v1}, ...] (same key order in every dict)."""
-    return rows_of(tuple(col), list(col.values()), n)
-
-
-def _shapes(cases: list[Case]) -> list[dict[str, Any]]:
+def _shapes(cases: list[Case]) -> Columns | list[dict[str, Any]]:
     """Each case's shape: its parameters less those left None, whole floats written as ints.
 
     Column by column where every case lists its parameters in the same order (a batch from one
-    file), else case by case; the same dicts either way."""
+    file: `Columns`), else case by case (dicts); the same dicts either way."""
     params = list(map(attrgetter("params"), cases))
     if len(set(map(tuple, params))) != 1:
         return list(map(_shape, params))
@@ -158,7 +215,7 @@ def _shapes(cases: list[Case]) -> list[dict[str, Any]]:
             col = [int(v) if v.__class__ is float and v.is_integer() else v for v in col]
         cols.append(col)
         kept.append(k)
-    return rows_of(tuple(kept), cols, len(cases))
+    return Columns(tuple(kept), cols, len(cases))
 
 
 def _shape(params: dict[str, Any]) -> dict[str, Any]:
@@ -197,59 +254,59 @@ def _too_big(notes: str | None, written: float, capacity: float, mem: str) -> st
     return f"{notes}; {warn}" if notes else warn
 
 
-def batch_predictions(est: Estimate, cases: list[Case]) -> list[Prediction]:
-    """One `Prediction` per case of a batch.
-
-    Arrays become Python lists once per batch (not per case), and each record field is one
-    list (`Prediction.many`): this is what limits `perfmodel predict --cases` on large files.
-    """
+def batch_fields(est: Estimate, cases: list[Case]) -> Table:
+    """The `Prediction` fields of a batch's cases as columns: one list per field, the mappings
+    (bytes per level, FLOPs, terms; shapes where the cases list their parameters alike) as
+    `Columns`. Arrays become Python lists once per batch (not per case): `records` makes the
+    records of it, and `perfmodel predict` writes its rows straight from it (`record.row_columns`)."""
     n = len(cases)
     work = est.work
-    cols = {
-        "read": {lv: _list(b, n) for lv, b in work.bytes_read.items()},
-        "write": {lv: _list(b, n) for lv, b in work.bytes_write.items()},
-        "bytes": {lv: _list(b, n) for lv, b in work.bytes.items()},
-        "flops": {k: _list(v, n) for k, v in work.flops.items()},
-        "iops": {k: _list(v, n) for k, v in work.iops.items()},
-        "terms": {k: _list(v, n) for k, v in est.terms.items()},
-    }
-    per_case = {name: _dicts(col, n) for name, col in cols.items()}  # one dict per case, built by zip
+
+    def columns(arrays: dict[str, Any]) -> Columns:
+        return Columns(tuple(arrays), [_list(v, n) for v in arrays.values()], n)
+
+    bytes_write = columns(work.bytes_write)
     notes_of: Iterable = _case_notes(est, n)
     mem = est.arch.memory_level
     capacity = est.arch.capacity(mem)
-    written = cols["write"].get(mem)
+    written = bytes_write.cols[bytes_write.keys.index(mem)] if mem in bytes_write.keys else None
     if written is not None and any(w > capacity for w in written):
         notes_of = [_too_big(t, w, capacity, mem) for t, w in zip(notes_of, written, strict=False)]  # repeats
     cell = _cell_note(cases[0].kernel, est.arch) if cases else None
     if cell:  # the family's published measurements on this arch family sit away from the model
         notes_of = [f"{t}; {cell}" if t else cell for t in islice(notes_of, n)]
-    return Prediction.many(
-        n,
-        arch=repeat(est.arch.key),
+    return dict(
+        arch=[est.arch.key] * n,
         kernel=[c.kernel for c in cases],
         dtype=[c.dtype for c in cases],
         shape=_shapes(cases),
         time_s=_list(est.time_s, n),
         bound=_list(est.bound, n),
-        flops_by=per_case["flops"],
-        iops_by=per_case["iops"],
-        bytes_read=per_case["read"],
-        bytes_write=per_case["write"],
-        bytes=per_case["bytes"],
-        terms_s=per_case["terms"],
+        flops_by=columns(work.flops),
+        iops_by=columns(work.iops),
+        bytes_read=columns(work.bytes_read),
+        bytes_write=bytes_write,
+        bytes=columns(work.bytes),
+        terms_s=columns(est.terms),
         roofline_time_s=_list(est.roofline_time_s, n),
         roofline_bound=_list(est.roofline_bound, n),
-        memory_level=repeat(mem),
-        rates_used=repeat({t: float(np.ravel(r)[0]) for t, r in est.rates_used.rate.items()}),
+        memory_level=[mem] * n,
+        rates_used=[{t: float(np.ravel(r)[0]) for t, r in est.rates_used.rate.items()}] * n,
         tile=_tiles(est, n),
         grid=[int(g) for g in _list(est.occupancy["grid"], n)],
         wgs_per_cu=[int(w) for w in _list(est.occupancy["wgs_per_cu"], n)],
-        notes=notes_of,
+        notes=list(islice(notes_of, n)),
         id=[c.id for c in cases],
         scope=[c.scope for c in cases],
-        packed=repeat(frozenset(work.packed)),
-        band=repeat(_band(cases[0].kernel) if cases else (1.0, 1.0)),
+        packed=[frozenset(work.packed)] * n,
+        band=[_band(cases[0].kernel) if cases else (1.0, 1.0)] * n,
     )
+
+
+def records(fields: Table, n: int) -> list[Prediction]:
+    """The ``n`` records of a batch's field columns (`batch_fields`): a dict per case of each
+    `Columns`, each record field one list (`Prediction.many`)."""
+    return Prediction.many(n, **{k: v.dicts() if isinstance(v, Columns) else v for k, v in fields.items()})
 
 
 def _cell_note(kernel: str, arch) -> str | None:
@@ -281,7 +338,7 @@ class Predictions(list):
     @property
     def rows(self) -> list[dict]:
         """The output-contract dicts, as `perfmodel predict --format json` writes them."""
-        return [p.row() for p in self]
+        return rows(self)
 
     def to_dicts(self) -> list[dict]:
         return self.rows

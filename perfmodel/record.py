@@ -8,10 +8,13 @@ makes these records from cases; this module only says what one is.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter, is_not
 from typing import Any
 
+from perfmodel.columns import Columns, Table, positions_by, rows_of, scatter, take
 from perfmodel.vocab import split_term
 
 
@@ -118,41 +121,8 @@ class Prediction:
         return out
 
     def row(self) -> dict[str, Any]:
-        """The output contract: one JSON-ready dict (times in microseconds)."""
-        t, b, rt = self.time_s, self.bytes, self.roofline_time_s
-        f = sum(self.flops_by.values()) if self.flops_by else 0.0
-        hb = b.get(self.memory_level, 0.0)
-        lo, hi = self.band
-        row: dict[str, Any] = {
-            "id": self.id,  # deleted below where None (cheaper than a copy to put it first)
-            "arch": self.arch,
-            "kernel": self.kernel,
-            "dtype": self.dtype,
-            "scope": self.scope,
-            "shape": self.shape,
-            "time_us": t * 1e6,
-            "time_band_us": [t / hi * 1e6, t / lo * 1e6],
-            "bound": self.bound,
-            "flops": f,
-            "flops_by": self.flops_by,
-            "bytes": b,
-            "tflops": f / t / 1e12 if t > 0 else 0.0,
-            "ai": f / hb if hb > 0 else None,
-            "roofline_time_us": rt * 1e6,
-            "roofline_bound": self.roofline_bound,
-            "headroom": rt / t if t > 0 else 1.0,
-            "terms_us": {k: v * 1e6 for k, v in self.terms_s.items()},
-            "tile": self.tile,
-            "grid": self.grid,
-            "wgs_per_cu": self.wgs_per_cu,
-        }
-        if self.id is None:
-            del row["id"]
-        if self.iops_by:  # only kernels with integer work carry it (other rows are unchanged)
-            row["iops_by"] = self.iops_by
-        if self.notes:
-            row["notes"] = self.notes
-        return row
+        """The output contract: one JSON-ready dict (times in microseconds), as `row_columns` makes it."""
+        return rows([self])[0]
 
     @classmethod
     def many(cls, n: int, **fields: Iterable) -> list[Prediction]:
@@ -223,6 +193,129 @@ class Prediction:
             band=first.band,
             iops_by=add("iops_by"),
         )
+
+
+# --- the output contract ---------------------------------------------------------------------
+# `row_columns` is the one definition of an output row. It reads records as a table of field
+# columns (`Prediction` field -> one value per record; FLOPs, bytes and terms as `Columns`), the
+# form `perfmodel.prediction.batch_fields` makes a batch in, so `perfmodel predict` writes the
+# rows of 100k cases from their batches' columns without a record or a dict per case.
+
+
+def row_columns(fields: Table, n: int) -> list[tuple[list[int], dict[str, Any]]]:
+    """The rows of ``n`` records given as field columns (the output contract, `Prediction.row`),
+    column by column: groups of positions whose rows have the same keys, each with its columns
+    (key -> one value per row of the group, or `Columns` of the group's dicts; keys in row order).
+
+    A row has ``id`` only where the case has one, ``iops_by`` only for kernels with integer work,
+    ``notes`` only where there are some."""
+    if not n:
+        return []
+    ids, iops, notes = fields["id"], fields["iops_by"], fields["notes"]
+    has_iops = repeat(bool(iops.keys)) if isinstance(iops, Columns) else map(bool, iops)
+    layouts = list(zip(map(is_not, ids, repeat(None)), has_iops, map(bool, notes), strict=False))  # a repeat
+    if layouts.count(layouts[0]) == n:
+        return [(list(range(n)), _columns(fields, n, layouts[0]))]
+    parts = positions_by(layouts).items()
+    return [(idx, _columns(take(fields, idx), len(idx), layout)) for layout, idx in parts]
+
+
+def _columns(f: Table, n: int, layout: tuple[bool, bool, bool]) -> dict[str, Any]:
+    """`row_columns` of rows with the same keys (``layout``: they have an id, iops, notes)."""
+    has_id, has_iops, has_notes = layout
+    t, rt = f["time_s"], f["roofline_time_s"]
+    fl = _sums(f["flops_by"])
+    hb = _at(f["bytes"], f["memory_level"])
+    cols: dict[str, Any] = {"id": f["id"]} if has_id else {}
+    cols.update(
+        arch=f["arch"],
+        kernel=f["kernel"],
+        dtype=f["dtype"],
+        scope=f["scope"],
+        shape=f["shape"],
+        time_us=[x * 1e6 for x in t],
+        time_band_us=[[x / hi * 1e6, x / lo * 1e6] for x, (lo, hi) in zip(t, f["band"], strict=True)],
+        bound=f["bound"],
+        flops=fl,
+        flops_by=f["flops_by"],
+        bytes=f["bytes"],
+        tflops=[ff / x / 1e12 if x > 0 else 0.0 for ff, x in zip(fl, t, strict=True)],
+        ai=[ff / h if h > 0 else None for ff, h in zip(fl, hb, strict=True)],
+        roofline_time_us=[x * 1e6 for x in rt],
+        roofline_bound=f["roofline_bound"],
+        headroom=[r / x if x > 0 else 1.0 for r, x in zip(rt, t, strict=True)],
+        terms_us=_times_1e6(f["terms_s"]),
+        tile=f["tile"],
+        grid=f["grid"],
+        wgs_per_cu=f["wgs_per_cu"],
+    )
+    if has_iops:
+        cols["iops_by"] = f["iops_by"]
+    if has_notes:
+        cols["notes"] = f["notes"]
+    return cols
+
+
+# A column of mappings comes as `Columns` (a batch's) or as one dict per row (records'): the
+# three readings the contract makes of one, for either form.
+
+
+def _sums(col: Columns | Sequence[dict]) -> list:
+    """Each row's sum of its mapping's values as ``sum`` adds them (0.0 for an empty one)."""
+    if isinstance(col, Columns):
+        return list(map(sum, zip(*col.cols, strict=True))) if col.keys else [0.0] * col.n
+    return [sum(d.values()) if d else 0.0 for d in col]
+
+
+def _at(col: Columns | Sequence[dict], keys: Sequence[str]) -> list:
+    """Each row's value at its key (0.0 where its mapping has none)."""
+    if not isinstance(col, Columns):
+        return [d.get(k, 0.0) for d, k in zip(col, keys, strict=True)]
+    if keys.count(keys[0]) != len(keys):  # rows of several GPUs
+        return [col.cols[col.keys.index(k)][i] if k in col.keys else 0.0 for i, k in enumerate(keys)]
+    return list(col.cols[col.keys.index(keys[0])]) if keys[0] in col.keys else [0.0] * col.n
+
+
+def _times_1e6(col: Columns | Sequence[dict]) -> Columns | list[dict]:
+    """Each row's mapping with its values times 1e6 (seconds -> microseconds); dicts that share
+    their keys (a batch's) a column at a time, each made by one display (`rows_of`)."""
+    if isinstance(col, Columns):
+        return Columns(col.keys, [[v * 1e6 for v in c] for c in col.cols], col.n)
+    layouts = list(map(tuple, col))
+    if not col or layouts.count(layouts[0]) != len(col):
+        return [{k: v * 1e6 for k, v in d.items()} for d in col]
+    return rows_of(layouts[0], [[v * 1e6 for v in c] for c in zip(*map(dict.values, col), strict=True)], len(col))
+
+
+_NAMES = tuple(Prediction.__dataclass_fields__)
+_FIELDS = attrgetter(*_NAMES)  # a record -> the tuple of its fields
+
+
+def fields_of(preds: Sequence[Prediction]) -> Table:
+    """Records as a table of field columns (`row_columns`' input)."""
+    if not preds:
+        return {name: () for name in _NAMES}
+    return dict(zip(_NAMES, zip(*map(_FIELDS, preds), strict=True), strict=True))
+
+
+def from_rows(parts: Iterable[tuple[list[int], Table]], n: int, make: Callable[[tuple, list], list]) -> list:
+    """``make(keys, columns)`` (one result per row) of the `row_columns` of each table, the
+    results placed at the table's positions (``n`` in all)."""
+    out = []
+    for positions, table in parts:
+        for idx, cols in row_columns(table, len(positions)):
+            out.append(([positions[i] for i in idx], make(tuple(cols), list(cols.values()))))
+    return scatter(out, n)
+
+
+def dict_rows(keys: tuple, columns: list) -> list[dict[str, Any]]:
+    """The row dicts of `row_columns`' columns (`Columns` made dicts, one per row)."""
+    return rows_of(keys, [c.dicts() if isinstance(c, Columns) else c for c in columns], len(columns[0]))
+
+
+def rows(preds: Sequence[Prediction]) -> list[dict[str, Any]]:
+    """`Prediction.row` of each record, made a group of rows at a time."""
+    return from_rows([(list(range(len(preds))), fields_of(preds))], len(preds), dict_rows)
 
 
 def _repeat_add(s, v, n: int):

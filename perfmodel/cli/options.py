@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 import click
@@ -61,17 +62,24 @@ output_option = click.option(
 )
 
 
-def emit(text: str | Iterable[str], output: str | None) -> None:
+def emit(text: str | Iterable[str], output: str | None, json_text: bool = False) -> None:
     """Print, or write the file (no half-written file on failure: `atomic_file`).
 
     ``text``: the whole text, or its pieces, written as they come (JSON lines of a big --cases
-    file: see `perfmodel.output.jsonl_chunks`)."""
+    file: see `perfmodel.output.jsonl_chunks`). ``json_text``: the text is JSON as `json`
+    writes it (ASCII, control characters escaped), so it holds no terminal escape code for
+    `click.echo` to strip when stdout is no terminal: it is written as it is, without that
+    scan of every character (a tenth of a second on 100 MB of JSON lines)."""
     if isinstance(text, str):
         text = (text,)
     if output:
         with atomic_file(output) as f:
             for piece in text:
                 f.write(piece.encode())
+    elif json_text and sys.stdout is not None:
+        for piece in text:
+            sys.stdout.write(piece)
+            sys.stdout.flush()
     else:
         for piece in text:
             click.echo(piece, nl=False)

@@ -154,6 +154,7 @@ def analyze_records(
     None keeps the dtypes the trace recorded (bf16 where a record has none)."""
     from perfmodel.models.traffic import writes_charged
     from perfmodel.prediction import evaluate, normalize_all
+    from perfmodel.record import rows as prediction_rows
 
     archs = [arch] if isinstance(arch, str) else list(arch)
     default = dtype or "bf16"  # for records without a dtype (chrome-trace scalars, custom ops)
@@ -191,10 +192,11 @@ def analyze_records(
     for a in archs:
         with writes_charged():  # one step: every kernel pays its own writes, none another's
             preds = evaluate(normalize_all(distinct, [a]), warm=warm) if distinct else []
+        pred_rows = prediction_rows(preds)
         total = 0.0
         arch_rows = []
         for r, i in zip(kept, idx, strict=True):
-            p = preds[i].row()
+            p = dict(pred_rows[i])  # ops of one shape share a prediction, each has its own row
             p["op"] = r.op
             p["module"] = r.module
             p["layer"] = layer_of(r.module)

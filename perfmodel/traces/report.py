@@ -97,6 +97,7 @@ def _short(name: str) -> str:
 def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "bf16") -> TraceReport:
     """Read a chrome trace, identify its kernels, predict them on ``arch`` (default: the trace's)."""
     from perfmodel.prediction import evaluate, normalize_all
+    from perfmodel.record import rows as prediction_rows
 
     tr = read_chrome_trace(path)
     arch, src = _trace_arch(tr, arch, path)
@@ -109,11 +110,12 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         man = load_manifest(manifest)
     k = _group_kernels(tr, man, dtype)
     preds = evaluate(normalize_all(k.cases, [arch])) if k.cases else []
+    pred_rows = prediction_rows(preds)
     rows = []
     identified = 0.0
     total = tr.gpu_time_us
     for (_, key_case, _), g in k.groups.items():
-        pred = preds[k.case_index[key_case]].row() if key_case is not None else None
+        pred = pred_rows[k.case_index[key_case]] if key_case is not None else None
         row = _report_row(g, pred, total)
         if g["pinned"] is not None:  # the model at the kernel's own tile: does the library's choice explain the gap?
             pinned = preds[k.case_index[_case_key(g["pinned"])]]
