@@ -67,7 +67,7 @@ def largest_term(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
             np.maximum(best, a, out=best)
         else:
             np.copyto(best, a, where=better)
-        idx += better * (i - idx)  # i where better: whole numbers, exact
+        np.maximum(idx, better * i, out=idx)  # i where better (i exceeds every earlier index)
     return idx, best
 
 

@@ -358,7 +358,7 @@ def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
     if x <= 1:
         return a, b, 1.0, 1.0
     gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
-    return a, b, np.minimum(x, b), np.minimum(a, x / gcd[np.mod(b, x).astype(np.int64)])
+    return a, b, np.minimum(x, b), np.minimum(a, x / np.take(gcd, np.mod(b, x).astype(np.int64)))
 
 
 def add_operand_reads(work: Work, arch, t: dict) -> None:
