@@ -348,7 +348,7 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     if len(keys) < 2:
         return
     times = [terms.time[k] for k in keys]
-    longest = np.maximum.reduce(times)
+    longest = _largest(times)
     rest = np.sum(times, axis=0) - longest
     # the two stations: the longest term and the rest; the slower of them paces the cycle
     slow, fast = np.maximum(longest, rest), np.minimum(longest, rest)
@@ -410,7 +410,7 @@ def _coexec_chain(work: Work, customers: np.ndarray, terms: _Terms, coexec: dict
 
 def _stretch_longest(terms: _Terms, keys: list[str], chain) -> None:
     """Let the longest of ``keys`` stand for the chain's time; the others keep their own."""
-    longest = np.maximum.reduce([terms.time[k] for k in keys])
+    longest = _largest([terms.time[k] for k in keys])
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(longest > 0, chain / longest, 1.0)
     for k in keys:
@@ -451,6 +451,18 @@ def prefetch_depth(L):
     return np.where(d > 0, d, const)
 
 
+def _largest(arrays: list) -> np.ndarray:
+    """The elementwise maximum of float arrays of one shape, a new array: ``np.maximum.reduce``'s,
+    bit for bit (the same comparisons in the same order), without first copying the arrays into
+    one stacked 2-D array as the reduction of a list does."""
+    if len(arrays) == 1:
+        return np.array(arrays[0])
+    out = np.maximum(arrays[0], arrays[1])
+    for a in arrays[2:]:
+        np.maximum(out, a, out=out)
+    return out
+
+
 def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> np.ndarray | None:
     """A tiled kernel's main loop is a two-stage pipeline: loads fill a buffer of
     `prefetch_depth` K steps (Tensile's 2, or a Hopper tile's shared-memory stages - 1) that the
@@ -472,7 +484,7 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> np.ndarray | Non
     mem = [np.broadcast_to(v, shape) for k, v in terms.time.items() if k.startswith("memory:")]
     if not comp or not mem:
         return None
-    c, m = np.maximum.reduce(comp), np.maximum.reduce(mem)
+    c, m = _largest(comp), _largest(mem)
     slow, fast = np.maximum(c, m), np.minimum(c, m)
     depth = prefetch_depth(L)
     factor = _two_station_stretch(fast, slow, int(depth) + 3 if np.ndim(depth) == 0 else depth + 3.0)
@@ -516,8 +528,8 @@ def _exposed_epilogue(
     comp = [np.broadcast_to(v, shape) for k, v in terms.time.items() if is_compute(k)]
     if not comp:
         return np.zeros(shape)
-    body = np.maximum.reduce([np.broadcast_to(v, shape) for v in terms.time.values()])
-    return np.maximum(0.0, np.maximum.reduce(comp) + drain - body)
+    body = _largest([np.broadcast_to(v, shape) for v in terms.time.values()])
+    return np.maximum(0.0, _largest(comp) + drain - body)
 
 
 def _epilogue_drain(arch: Arch, occ: dict, L, first_principles: bool, clock: float = 1.0) -> np.ndarray:
@@ -624,9 +636,9 @@ def _bound(
         terms.time[overhead[0]] = np.full(shape, overhead[1])
         fixed += overhead[1]
     if launch is None and (overhead is None or overhead[1] <= 0):
-        return np.array(labels)[code], body + fill
+        return np.take(labels, code), body + fill
     code[(fixed > body) & (fixed > fill)] = len(names) + 1
-    return np.array(labels)[code], body + fill + fixed
+    return np.take(labels, code), body + fill + fixed
 
 
 def estimate(
@@ -676,7 +688,7 @@ def estimate(
     bound, time_s = _bound(terms, shape, launch, fill, overhead)
     nnames = list(terms.naive)
     nidx, nbody = largest_term([np.broadcast_to(terms.naive[n], shape) for n in nnames])
-    nlabels = np.array([bound_label(n) for n in nnames])[nidx]
+    nlabels = np.take([bound_label(n) for n in nnames], nidx)
     if work.serial:
         bound, time_s, nbody = _serial_kernels(
             work, arch, shape, terms, (bound, time_s, nbody), include_launch, first_principles, notes

@@ -1,9 +1,11 @@
 """Predict: cases -> kernel models -> estimator -> `Prediction` records, batched for speed.
 
 Cases that share (arch, kernel, dtype and the text/bool parameters) are evaluated together as
-numpy arrays, so a file of 100k cases costs a handful of vectorised model calls. Every caller -
-`perfmodel predict`, `perfmodel validate`, the plots, the Python API - goes through `evaluate`
-and gets one typed `Prediction` per case; `Prediction.row()` is the output contract.
+numpy arrays, so a file of 100k cases costs a handful of vectorised model calls. Callers -
+`perfmodel validate`, the plots, the Python API - go through `evaluate` and get one typed
+`Prediction` per case; `Prediction.row()` is the output contract. `perfmodel predict` takes the
+batches themselves (`evaluate_batches`: field columns, no record per case) and writes their rows
+from the columns (`record.row_columns`, the contract's one definition).
 """
 
 from __future__ import annotations

@@ -277,12 +277,12 @@ def _at(col: Columns | Sequence[dict], keys: Sequence[str]) -> list:
 
 
 def _times_1e6(col: Columns | Sequence[dict]) -> Columns | list[dict]:
-    """Each row's mapping with its values times 1e6 (seconds -> microseconds); dicts that share
-    their keys (a batch's) a column at a time, each made by one display (`rows_of`)."""
+    """Each row's mapping with its values times 1e6 (seconds -> microseconds); more dicts than
+    keys that share their keys (a batch's) a column at a time, each made by one display (`rows_of`)."""
     if isinstance(col, Columns):
         return Columns(col.keys, [[v * 1e6 for v in c] for c in col.cols], col.n)
     layouts = list(map(tuple, col))
-    if not col or layouts.count(layouts[0]) != len(col):
+    if not col or len(col) <= len(layouts[0]) or layouts.count(layouts[0]) != len(col):
         return [{k: v * 1e6 for k, v in d.items()} for d in col]
     return rows_of(layouts[0], [[v * 1e6 for v in c] for c in zip(*map(dict.values, col), strict=True)], len(col))
 

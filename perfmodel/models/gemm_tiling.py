@@ -107,7 +107,7 @@ def _choice_cost(
     rounds = np.ceil(np.multiply(grid, 1.0 / r.cus, out=grid), out=grid)
     cost = rounds * ks
     cost *= per_cu
-    cost += (rounds if alone else 1.0) * 2.0 * r.lat
+    cost += rounds * (2.0 * r.lat) if alone else 2.0 * r.lat  # x * 2.0 is exact: the same product
     l2 = multicast_requests(edges.a_part(tile.n), edges.b_part(tile.m), tiles_m, tiles_n, r.cluster)
     if not unit:
         l2 *= bs
@@ -191,8 +191,9 @@ def _choose(
     at_one = None if pinned is None else pinned <= 1
     may_fill = may_split_k if pinned is None else (pinned == 0) & may_split_k
     best = np.full(shape, np.inf)
-    idx = np.zeros(shape, dtype=np.int64)
-    chosen = np.ones(shape)
+    idx = np.zeros(shape, dtype=np.int64)  # the winning candidate (only ever rises: later ones win)
+    split_at = np.full(shape, -1, dtype=np.int64)  # the candidate whose split-K won last, at split_of
+    split_of = np.ones(shape)
     base_mem = (batch * (m + n * rb) * k * elem + out) / r.bw[r.mem]
     out_l2 = out / r.bw.get("l2", np.inf)  # C written through L2, the same for every tile
     ks_of: dict[int, np.ndarray] = {}  # K steps at split 1, per K tile (shared by the tiles of one tk)
@@ -207,9 +208,8 @@ def _choose(
         alone = runs_alone(arch, tile, tk, elem, acc)
         c = _choice_cost(r, m, n, k, one, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone, edges=edges)
         better = c < best if at_one is None else (c < best) & at_one
-        np.copyto(best, c, where=better)
-        np.copyto(idx, i, where=better)
-        np.copyto(chosen, 1.0, where=better)
+        _keep_better(best, c, better, at_one is None)
+        np.maximum(idx, better * i, out=idx)  # i where better (i exceeds every earlier winner)
         grid1 = edges.grid1(tile.m, tile.n) if unit else edges.grid1(tile.m, tile.n) * batch
         if tk not in deep_of:
             deep_of[tk] = k >= 4 * tk
@@ -230,10 +230,23 @@ def _choose(
         better = c < best[sel]
         best[sel] = np.where(better, c, best[sel])
         idx[sel] = np.where(better, i, idx[sel])
-        chosen[sel] = np.where(better, s, chosen[sel])
+        split_at[sel] = np.where(better, i, split_at[sel])
+        split_of[sel] = np.where(better, s, split_of[sel])
+    chosen = np.where(split_at == idx, split_of, 1.0)  # a later winner at split 1 took idx past split_at
     table = np.array([(t.m, t.n, tk, t.lanes) for t, tk in cands], dtype=float)
-    tm, tn, tk, lanes = (table[idx, j] for j in range(4))
+    tm, tn, tk, lanes = (np.take(table[:, j], idx) for j in range(4))  # `table[idx, j]`, in a third of the time
     return tm, tn, tk, lanes, chosen
+
+
+def _keep_better(best: np.ndarray, c: np.ndarray, better: np.ndarray, everywhere: bool) -> None:
+    """``best`` takes ``c`` where ``better`` (``c < best``, and only there where not
+    ``everywhere``). The running best of the tile ranking is only compared with, never returned,
+    so where ``c`` holds no nan that is ``np.minimum`` in place (0.0 and -0.0 compare equal): on
+    a mask that mixes True and False, as a sweep's do, a masked copy costs many times as much."""
+    if everywhere and not np.isnan(c).any():
+        np.minimum(best, c, out=best)
+    else:
+        np.copyto(best, c, where=better)
 
 
 # Output element sizes a case may ask for with ``out_dtype`` (int32 is the int8 GEMM accumulator).

@@ -15,7 +15,7 @@ import numpy as np
 from perfmodel import dtypes
 from perfmodel.models import traffic
 from perfmodel.models.registry import Param
-from perfmodel.models.tiles import SPLITS, lds_limit
+from perfmodel.models.tiles import SPLITS, lds_limit, pow2
 from perfmodel.work import Launch, Work
 
 # Widest global load a lane issues (global_load_dwordx4): 16 bytes.
@@ -77,7 +77,7 @@ def line_bytes(arch, level: str = "l2") -> float:
 
 def pow2ceil(x) -> np.ndarray:
     x = np.maximum(np.asarray(x, dtype=float), 1.0)
-    return 2.0 ** np.ceil(np.log2(x))
+    return pow2(np.ceil(np.log2(x)))
 
 
 def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0) -> dict:
@@ -137,7 +137,7 @@ def split_rows(arch, rows, row_bytes, load: float, sfu_per_row=0.0):
     row_bytes = np.asarray(row_bytes, dtype=float)
     by_cus = np.maximum(arch.cus / np.maximum(rows, 1.0), 1.0)
     by_len = np.maximum(row_bytes / max(SPLIT_CHUNK_BYTES, load), 1.0)
-    s = 2.0 ** np.floor(np.log2(np.minimum(np.minimum(by_cus, by_len), SPLITS[-1])))
+    s = pow2(np.floor(np.log2(np.minimum(np.minimum(by_cus, by_len), SPLITS[-1]))))
     flight = float(arch.occupancy["max_workgroup_size"].value) * 4 * LOAD_BYTES
     sfu_cu = transcendental_rate(arch) / arch.cus
     one_wg = 2.0 * row_bytes * latency_s(arch, arch.memory_level) / flight + np.asarray(sfu_per_row) / sfu_cu

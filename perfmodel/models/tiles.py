@@ -111,6 +111,20 @@ TENSILE_TILES = (Tile(256, 192, 256), Tile(192, 256, 256))
 K_TILES = (64, 32, 16)  # depth of one K step in elements; the deepest that fits LDS is used
 SPLITS = (2, 4, 8, 16, 32, 64)  # split-K / split-KV factors tried when the grid underfills the CUs
 
+
+def _whole_powers_of_two():
+    """``e -> 2.0 ** e`` for whole-number exponents (the floor or ceil of a log2, in the split
+    and wave counts): `np.exp2`, a sixth of the time of the general power function, where it
+    gives the very bits of ``2.0 **`` on every whole exponent a double has and on inf and nan
+    (checked here, once, at import), else ``2.0 **`` itself."""
+    e = np.concatenate((np.arange(-1080.0, 1030.0), [np.inf, -np.inf, np.nan]))
+    with np.errstate(over="ignore"):
+        exact = np.exp2(e).tobytes() == (2.0**e).tobytes()
+    return np.exp2 if exact else lambda e: 2.0**e
+
+
+pow2 = _whole_powers_of_two()
+
 # 8-bit register fields address 256 architectural VGPRs per lane (AMD ISA guides; a CUDA thread
 # addresses at most 255 registers); CDNA's MFMA targets add 256 accumulation registers (AGPRs;
 # unified with the VGPRs from gfx90a on). A larger file (RDNA3's 1536 per wave32 lane) holds more
@@ -259,7 +273,7 @@ def operand_readers(arch, waves):
 def wave_grid(tm, tn, lanes, wave_size):
     """(wr, wc): waves per workgroup arranged wr x wc over the tile, more along the longer side."""
     w = np.maximum(np.asarray(lanes, dtype=float) / wave_size, 1.0)
-    small = 2.0 ** np.floor(np.log2(w) / 2)
+    small = pow2(np.floor(np.log2(w) / 2))
     big = w / small
     tall = np.asarray(tm) >= np.asarray(tn)
     return np.where(tall, big, small), np.where(tall, small, big)
@@ -344,7 +358,7 @@ def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
     if x <= 1:
         return a, b, 1.0, 1.0
     gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
-    return a, b, np.minimum(x, b), np.minimum(a, x / gcd[np.mod(b, x).astype(np.int64)])
+    return a, b, np.minimum(x, b), np.minimum(a, x / np.take(gcd, np.mod(b, x).astype(np.int64)))
 
 
 def add_operand_reads(work: Work, arch, t: dict) -> None:
@@ -430,8 +444,8 @@ def fill_split(cus: float, grid1, depth, step):
     ``grid1`` tiles, keeping at least two ``step``-deep steps of ``depth`` per split; 1 where
     the grid already fills half the CUs."""
     grid1 = np.maximum(np.asarray(grid1, dtype=float), 1.0)
-    s = 2.0 ** np.floor(np.log2(np.maximum(cus / grid1, 1.0)))
+    s = pow2(np.floor(np.log2(np.maximum(cus / grid1, 1.0))))
     s = np.minimum(
-        np.minimum(s, SPLITS[-1]), 2.0 ** np.floor(np.log2(np.maximum(np.asarray(depth) / (2.0 * step), 1.0)))
+        np.minimum(s, SPLITS[-1]), pow2(np.floor(np.log2(np.maximum(np.asarray(depth) / (2.0 * step), 1.0))))
     )
     return np.where(grid1 * 2 <= cus, s, 1.0)
