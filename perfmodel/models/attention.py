@@ -425,12 +425,11 @@ def _mean_tile_steps(x: _Problem, bo, bi, split):
 
 
 def _tile_imbalance(x: _Problem, bo, bi):
-    """The heaviest tile's blocks / the mean tile's (1 without a causal mask). fwd tiles are
-    query blocks and the last one sees every key; bwd tiles are key blocks and the first one
-    sees every query: ceil(inner length / inner block) blocks against executed / tiles."""
-    bq, bk, heavy, tiles = _tile_geometry(x, bo, bi)
+    """The heaviest tile's blocks / the mean tile's (1 without a causal mask): ceil(inner
+    length / inner block) (`_tile_geometry`) against `_mean_tile_steps` unsplit."""
+    heavy = _tile_geometry(x, bo, bi)[2]
+    mean = _mean_tile_steps(x, bo, bi, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = _executed_scores(x, bq, bk, 1.0) / (x.b * x.h * bq * bk * tiles)
         h = np.where(mean > 0, heavy / mean, 1.0)
     return np.where(x.frac < 1.0, np.maximum(h, 1.0), 1.0)
 
