@@ -407,3 +407,21 @@ def test_a_causal_mask_is_never_slower(arch):
         (masked,) = perfmodel.predict("attention", arch, causal=True, **kw)
         (plain,) = perfmodel.predict("attention", arch, causal=False, **kw)
         assert masked.time_s <= plain.time_s * 1.05, (kw, masked.time_s, plain.time_s)
+
+
+def test_aiter_latent_decode_splits_to_fill_the_cus_not_per_256_keys():
+    """AITER's MLA decode balances its splits over the CUs (aiter/mla.py); the 256-key partition
+    of the ROCm paged-attention kernels is not its rule. Per 256 keys, a batch-64 decode over
+    23,333 tokens ran 92 splits whose fp32 partials outweighed the cache, and came out slower
+    than the same decode at batch 128. Ordinary decode on AMD keeps the partition."""
+    from perfmodel import predict
+
+    kw = dict(dtype="fp8", heads=128, kv_heads=1, seq_q=1, seq_kv=23333, head_dim=576, head_dim_v=512,
+              kv_shared=True, paged=True, block_size=1)  # fmt: skip
+    times = [predict("attention", arch="mi355x", batch=b, **kw)[0].time_s for b in (16, 32, 64, 128, 256)]
+    assert times == sorted(times)
+    (mla,) = predict("attention", arch="mi355x", batch=64, **kw)
+    assert mla.grid <= 2 * load_arch("mi355x").cus
+    gqa = dict(dtype="bf16", heads=32, kv_heads=8, seq_q=1, seq_kv=23333, head_dim=128)
+    (plain,) = predict("attention", arch="mi355x", batch=1, **gqa)
+    assert plain.grid >= np.ceil(23333 / 256)  # one split per 256 keys

@@ -284,7 +284,7 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         s = np.ones(x.shape)
         if x.phase == "fwd":
             s = tiles.fill_split(r.cus, np.ceil(x.rows / bo) * x.copies, x.cols, bi)
-            if arch.vendor == "AMD":
+            if arch.vendor == "AMD" and not x.shared:  # MLA's decode splits to fill the CUs
                 s = np.where(x.sq == 1, np.maximum(s, np.ceil(x.cols / 256.0)), s)
         c1, cs = cost(bo, bi, 1.0, lanes), cost(bo, bi, s, lanes)
         return np.minimum(c1, cs), np.where(cs < c1, s, 1.0)
