@@ -8,7 +8,11 @@ A fastest implementation never gets slower when it has less to do, so for the sa
   them about equal; more than 1.1x is a defect of the model);
 - seq_kv x 2: twice the keys is never faster (below 0.95x is a defect);
 - GQA: sharing K/V among g query heads reads less and computes the same, so GQA time <= the time
-  of the same heads without sharing (above 1.1x is a defect: the kernel could run it unshared).
+  of the same heads without sharing (above 1.1x is a defect: the kernel could run it unshared);
+- batch x 2: twice the sequences is never faster (below 0.95x is a defect).
+
+The same seq_kv and batch checks run on MLA's absorbed decode (`kv_shared`, one latent KV head
+of 576 channels whose first 512 are V, fp8 on the targets that have it, bf16 elsewhere).
 
 Prints, per GPU and invariant, the worst ratio, how many shapes break it and the worst shape.
 Nothing is asserted: this is a map of where the tile ranking and the estimator disagree.
@@ -36,12 +40,37 @@ def grid():
     return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
 
 
-def times(arch: str, b, h, hk, sq, skv, d, causal=False):
+def latent_grid():
+    """(batch, heads, seq_q, seq_kv) arrays of MLA decodes: 16-128 query heads, 1-4 new tokens."""
+    rows = list(itertools.product([1, 4, 16, 64], [16, 32, 64, 128], [1, 2, 4], [128, 1024, 8192, 32768]))
+    return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
+
+
+def times(arch: str, b, h, hk, sq, skv, d, causal=False, dtype="bf16", **extra):
     import perfmodel
 
     return np.asarray(
-        perfmodel.sweep("attention", arch, "bf16", batch=b, heads=h, kv_heads=hk, seq_q=sq, seq_kv=skv, head_dim=d, causal=causal).time_s
+        perfmodel.sweep(
+            "attention", arch, dtype, batch=b, heads=h, kv_heads=hk, seq_q=sq, seq_kv=skv, head_dim=d, causal=causal, **extra
+        ).time_s
     )
+
+
+def latent_times(arch: str, b, h, sq, skv):
+    """MLA decode times (`kv_shared`), fp8 where the spec has fp8 matrix rates."""
+    from perfmodel.arch import load_arch
+
+    dtype = "fp8" if load_arch(arch).has("mfma", "fp8") or load_arch(arch).has("tensor", "fp8") else "bf16"
+    one = np.ones_like(b)
+    return times(arch, b, h, one, sq, skv, 576 * one, dtype=dtype, head_dim_v=512 * one, kv_shared=True)
+
+
+def report(arch: str, checks: dict, shapes: tuple) -> None:
+    for name, (r, limit, worst) in checks.items():
+        i = int(np.argmax(r) if worst is max else np.argmin(r))
+        broken = int(np.sum(r > limit) if worst is max else np.sum(r < limit))
+        shape = " ".join(str(int(v[i])) for v in shapes)
+        print(f"| {arch} | {name} | {r[i]:.2f} | {broken} | {shape} |")
 
 
 def main() -> None:
@@ -58,12 +87,17 @@ def main() -> None:
             "causal / non-causal <= 1.1": (times(arch, b, h, hk, sq, skv, d, causal=True) / base, 1.1, max),
             "seq_kv x 2 / seq_kv >= 0.95": (times(arch, b, h, hk, sq, 2 * skv, d) / base, 0.95, min),
             "GQA / unshared heads <= 1.1": (base / times(arch, b, h, h, sq, skv, d), 1.1, max),
+            "batch x 2 / batch >= 0.95": (times(arch, 2 * b, h, hk, sq, skv, d) / base, 0.95, min),
         }
-        for name, (r, limit, worst) in checks.items():
-            i = int(np.argmax(r) if worst is max else np.argmin(r))
-            broken = int(np.sum(r > limit) if worst is max else np.sum(r < limit))
-            shape = " ".join(str(int(v[i])) for v in (b, h, hk, sq, skv, d))
-            print(f"| {arch} | {name} | {r[i]:.2f} | {broken} | {shape} |")
+        report(arch, checks, (b, h, hk, sq, skv, d))
+        lb, lh, lsq, lskv = latent_grid()
+        lbase = latent_times(arch, lb, lh, lsq, lskv)
+        latent = {
+            "MLA seq_kv x 2 / seq_kv >= 0.95": (latent_times(arch, lb, lh, lsq, 2 * lskv) / lbase, 0.95, min),
+            "MLA batch x 2 / batch >= 0.95": (latent_times(arch, 2 * lb, lh, lsq, lskv) / lbase, 0.95, min),
+        }
+        report(arch, latent, (lb, lh, lsq, lskv))
+    print("\nMLA shapes: batch heads seq_q seq_kv (kv_heads 1, head_dim 576, head_dim_v 512).")
 
 
 if __name__ == "__main__":
