@@ -123,6 +123,13 @@ def workgroups_per_cu(arch: Arch, wg_size, vgprs, lds) -> tuple[np.ndarray, np.n
     return np.maximum(1.0, np.minimum(wg_by_waves, wg_by_lds)), waves_per_wg
 
 
+def _busy_cu_workgroups(grid, arch: Arch, wgs_per_cu) -> np.ndarray:
+    """Workgroups resident at once on a CU that has work: the grid's share per CU, at least one
+    (a grid smaller than the CUs leaves some idle, not the busy ones emptier), at most what the
+    CU holds."""
+    return np.minimum(np.maximum(grid / arch.cus, 1.0), wgs_per_cu)
+
+
 def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
     """Resident workgroups per CU from registers, LDS, wave slots; waves on the device."""
     L = work.launch
@@ -139,8 +146,9 @@ def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
         "grid": grid_eff,
         "waves_per_wg": waves_per_wg,
         "wgs_per_cu": wgs_per_cu,
-        # waves one SIMD interleaves (the kernel's own, resident at once)
-        "waves_per_simd": np.minimum(grid_eff / arch.cus, wgs_per_cu) * waves_per_wg / arch.simds_per_cu,
+        # waves one SIMD of a busy CU interleaves (the kernel's own, resident at once): a CU
+        # with work holds at least one workgroup however many CUs the grid leaves idle
+        "waves_per_simd": _busy_cu_workgroups(grid_eff, arch, wgs_per_cu) * waves_per_wg / arch.simds_per_cu,
         "resident_waves": resident_wgs * waves_per_wg,
         # fraction of the CU-rounds doing work: (grid / CUs) / ceil(grid / CUs)
         "quantization": _quantization(grid_eff, arch, work),
@@ -359,7 +367,7 @@ def _chain_customers(work: Work, arch: Arch, occ: dict) -> np.ndarray:
     """Who cycles through a dependent chain independently: the waves of a SIMD, or, where a
     workgroup's waves meet at a barrier every step (`Launch.lockstep`), the workgroups of a CU."""
     if work.launch is not None and work.launch.lockstep:
-        return np.minimum(occ["grid"] / arch.cus, occ["wgs_per_cu"])
+        return _busy_cu_workgroups(occ["grid"], arch, occ["wgs_per_cu"])
     return occ["waves_per_simd"]
 
 

@@ -365,3 +365,23 @@ def test_a_ceiling_carried_from_another_part_is_flagged_as_a_placeholder():
     (own,) = perfmodel.predict("stream", "mi300x", op="triad", n=2**28, dtype="fp32")
     assert carried.bound == "memory:hbm" and "the hbm ceiling of mi355x is a placeholder" in carried.notes
     assert own.bound == "memory:hbm" and "hbm ceiling" not in (own.notes or "")
+
+
+def test_a_busy_cu_interleaves_its_own_waves_however_many_cus_sit_idle():
+    """The waves a SIMD interleaves are those of the workgroups on its own CU: a grid smaller
+    than the CUs leaves some CUs idle, not the busy ones emptier. Averaged over idle CUs, an
+    H100 attention prefill of one sequence (48 workgroups on 132 SMs) overlapped its softmax
+    with its matrix products less than the same prefill of two sequences, and ran slower."""
+    from perfmodel.estimate import occupancy
+    from perfmodel.work import Launch, Work
+
+    arch = load_arch("h100")
+    w = Work(flops={"tensor:bf16": 1.0})
+    w.launch = Launch(grid=48.0, workgroup_size=512.0)
+    occ = occupancy(arch, w, (1,))
+    assert float(np.ravel(occ["waves_per_simd"])[0]) == 512 / arch.wave_size / arch.simds_per_cu
+    from perfmodel import predict
+
+    kw = dict(dtype="bf16", heads=32, kv_heads=8, seq_q=128, seq_kv=1024, head_dim=64)
+    one, two = (predict("attention", arch="h100", batch=b, **kw)[0].time_s for b in (1, 2))
+    assert two >= one
