@@ -62,8 +62,8 @@ def test_whole_powers_of_two():
 
 
 def test_tile_ranking_running_best():
-    """`_keep_better` (np.minimum where the costs hold no nan) leaves every comparison the
-    ranking makes as the masked copy does, and falls back to it on a nan or a partial mask."""
+    """`_keep_better` (np.fmin, which keeps the best where a cost is nan) leaves every comparison
+    the ranking makes as the masked copy does, and falls back to it on a partial mask."""
     from perfmodel.models.gemm_tiling import _keep_better
 
     rng = np.random.default_rng(3)
@@ -82,3 +82,62 @@ def test_tile_ranking_running_best():
         before = fast.copy()
         _keep_better(fast, c, better, False)
         assert _same(fast, np.where(better, c, before))
+
+
+def test_plain_terms_by_their_minimum():
+    """`roofline._plain` decides from the minimum where it is positive, as the element tests do."""
+    from perfmodel.roofline import _plain
+
+    def reference(a):
+        return not (np.signbit(a).any() or np.isnan(a).any())
+
+    rng = np.random.default_rng(11)
+    for special in (0.0, 0.001, 0.3):
+        for a in _arrays(rng, 8, 300, special):
+            assert _plain(a) == reference(a)
+    for a in (np.array([]), np.array(-0.0), np.array([0.0, 1.0]), np.array([1.0, np.nan]), np.array([np.inf, 2.0])):
+        assert _plain(a) == reference(a)
+
+
+def test_xcds_per_b_panel_table():
+    """`tiles._xcds_per_b_panel` (a table per whole tile count) gives the elementwise
+    ``x / gcd(b mod x, x)`` bit for bit, and falls back to it on anything not a small whole count."""
+    import math
+
+    from perfmodel.models.tiles import _xcds_per_b_panel
+
+    def reference(x, b):
+        gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
+        return x / np.take(gcd, np.mod(b, x).astype(np.int64))
+
+    rng = np.random.default_rng(5)
+    for x in (2.0, 4.0, 8.0, 32.0):
+        for b in (rng.integers(1, 320, 1000).astype(float), np.array([1.0]), np.array([5000.0, 3.0]), np.array([2.5, 4.0])):
+            assert _same(_xcds_per_b_panel(x, b), reference(x, b))
+
+
+def test_gemv_rows_k_tested_where_m_is_small():
+    """`gemv_rows` tests K's multiple of 8 only where M allows the GEMV: the same mask."""
+    from perfmodel.arch import load_arch
+    from perfmodel.models.gemm_tiling import GEMV_MAX_M, gemv_rows
+
+    a = load_arch("mi300x")
+    rng = np.random.default_rng(9)
+    m = rng.integers(1, 9, 2000).astype(float)
+    k = rng.integers(1, 100, 2000).astype(float)
+    k[:5] = [8.5, 16.0, 0.0, 1e300, 24.0]
+    want = (m <= GEMV_MAX_M) & (np.mod(k, 8) == 0)
+    assert _same(gemv_rows(a, "bf16", m, k, "auto", False, "none"), want)
+    assert _same(gemv_rows(a, "bf16", np.float64(2.0), np.float64(16.0), "auto", False, "none"), np.array(True))
+    assert _same(gemv_rows(a, "bf16", m[:, None], k[None, :50], "auto", False, "none"), (m[:, None] <= 4) & (np.mod(k[None, :50], 8) == 0))
+
+
+def test_take_labels_is_np_take():
+    """`estimate.take_labels` (rows of code points) is ``np.take`` of the label list, bit for bit."""
+    from perfmodel.estimate import take_labels
+
+    labels = ["compute:mfma", "memory:hbm", "é中文", "", "latency"]
+    rng = np.random.default_rng(2)
+    for code in (rng.integers(0, 5, 1000), np.array([4]), np.zeros(0, dtype=np.intp), rng.integers(0, 5, (7, 3))):
+        assert _same(take_labels(labels, code), np.take(labels, code))
+    assert take_labels(labels, np.intp(2)) == np.take(labels, np.intp(2))

@@ -94,7 +94,7 @@ def _choice_cost(
     tiles_m, tiles_n = edges.tiles_m(tile.m), edges.tiles_n(tile.n)
     bs = batch if np.ndim(split) == 0 and split == 1.0 else batch * split  # x * 1.0 == x exactly
     unit = np.ndim(bs) == 0 and bs == 1.0  # a batch of one problem: x * 1.0 == x, skipped
-    grid = tiles_m * tiles_n if unit else tiles_m * tiles_n * bs
+    grid1 = edges.grid1(tile.m, tile.n)  # shared with the caller's fill test: not changed here
     if ks is None:  # K steps one split walks (the caller passes them when they repeat across tiles)
         ks = np.ceil(k / (split * tk)) * tk
     wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
@@ -104,7 +104,12 @@ def _choice_cost(
         float(wc * tile.m + wr * tile.n * rb) * elem * r.cus / r.bw.get("lds", np.inf),
     )
     # in place on this call's own temporaries: the same operations in the same order
-    rounds = np.ceil(np.multiply(grid, 1.0 / r.cus, out=grid), out=grid)
+    if unit:
+        rounds = np.multiply(grid1, 1.0 / r.cus)
+    else:
+        rounds = grid1 * bs
+        rounds *= 1.0 / r.cus
+    np.ceil(rounds, out=rounds)
     cost = rounds * ks
     cost *= per_cu
     cost += rounds * (2.0 * r.lat) if alone else 2.0 * r.lat  # x * 2.0 is exact: the same product
@@ -160,7 +165,7 @@ class _Edges:
         return self._get(("b", tm), lambda: self.tiles_m(tm) * self.n * self.rb)
 
     def grid1(self, tm, tn):  # tiles of one problem at split 1
-        return self.tiles_m(tm) * self.tiles_n(tn)
+        return self._get(("g", tm, tn), lambda: self.tiles_m(tm) * self.tiles_n(tn))
 
 
 def split_k_reduce_kernel(arch) -> bool:
@@ -191,8 +196,10 @@ def _choose(
     at_one = None if pinned is None else pinned <= 1
     may_fill = may_split_k if pinned is None else (pinned == 0) & may_split_k
     best = np.full(shape, np.inf)
-    idx = np.zeros(shape, dtype=np.int64)  # the winning candidate (only ever rises: later ones win)
-    split_at = np.full(shape, -1, dtype=np.int64)  # the candidate whose split-K won last, at split_of
+    # the winning candidate (only ever rises: later ones win), in one byte (an eighth of the traffic)
+    ix = np.int8 if len(cands) <= 127 else np.int64
+    idx = np.zeros(shape, dtype=ix)
+    split_at = np.full(shape, -1, dtype=ix)  # the candidate whose split-K won last, at split_of
     split_of = np.ones(shape)
     base_mem = (batch * (m + n * rb) * k * elem + out) / r.bw[r.mem]
     out_l2 = out / r.bw.get("l2", np.inf)  # C written through L2, the same for every tile
@@ -209,7 +216,7 @@ def _choose(
         c = _choice_cost(r, m, n, k, one, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone, edges=edges)
         better = c < best if at_one is None else (c < best) & at_one
         _keep_better(best, c, better, at_one is None)
-        np.maximum(idx, better * i, out=idx)  # i where better (i exceeds every earlier winner)
+        np.maximum(idx, np.multiply(better, i, dtype=ix), out=idx)  # i where better (i exceeds every earlier winner)
         grid1 = edges.grid1(tile.m, tile.n) if unit else edges.grid1(tile.m, tile.n) * batch
         if tk not in deep_of:
             deep_of[tk] = k >= 4 * tk
@@ -228,12 +235,11 @@ def _choose(
             s = np.where(pinned[sel] > 1, pinned[sel], s)
         c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb, alone=alone, split_launch=split_launch)
         better = c < best[sel]
-        best[sel] = np.where(better, c, best[sel])
-        idx[sel] = np.where(better, i, idx[sel])
-        split_at[sel] = np.where(better, i, split_at[sel])
-        split_of[sel] = np.where(better, s, split_of[sel])
+        won = tuple(ix[better] for ix in sel)  # only the shapes where the split wins change
+        best[won], idx[won], split_at[won], split_of[won] = c[better], i, i, s[better]
     chosen = np.where(split_at == idx, split_of, 1.0)  # a later winner at split 1 took idx past split_at
     table = np.array([(t.m, t.n, tk, t.lanes) for t, tk in cands], dtype=float)
+    idx = idx.astype(np.intp)  # once, not in each `take`
     tm, tn, tk, lanes = (np.take(table[:, j], idx) for j in range(4))  # `table[idx, j]`, in a third of the time
     return tm, tn, tk, lanes, chosen
 
@@ -241,10 +247,12 @@ def _choose(
 def _keep_better(best: np.ndarray, c: np.ndarray, better: np.ndarray, everywhere: bool) -> None:
     """``best`` takes ``c`` where ``better`` (``c < best``, and only there where not
     ``everywhere``). The running best of the tile ranking is only compared with, never returned,
-    so where ``c`` holds no nan that is ``np.minimum`` in place (0.0 and -0.0 compare equal): on
-    a mask that mixes True and False, as a sweep's do, a masked copy costs many times as much."""
-    if everywhere and not np.isnan(c).any():
-        np.minimum(best, c, out=best)
+    so that is ``np.fmin`` in place: the smaller where ``c < best``, ``best`` where ``c`` is nan
+    (``best`` itself never is), either of two equal values elsewhere (0.0 and -0.0 compare
+    equal); on a mask that mixes True and False, as a sweep's do, a masked copy costs many times
+    as much."""
+    if everywhere:
+        np.fmin(best, c, out=best)
     else:
         np.copyto(best, c, where=better)
 
@@ -408,7 +416,14 @@ def gemv_rows(arch, dtype: str, m, k, out_dtype: str, weight_only: bool, scaling
     dense16 = dtype in ("fp16", "bf16") and out_dtype in ("auto", dtype) and not weight_only and scaling == "none"
     if arch.vendor == "NVIDIA" or not dense16:
         return np.zeros(np.shape(m), dtype=bool)
-    return (m <= GEMV_MAX_M) & (np.mod(k, 8) == 0)
+    m, k = np.broadcast_arrays(m, k)
+    rows = m <= GEMV_MAX_M
+    if rows.ndim == 0:
+        return rows & (np.mod(k, 8) == 0)
+    # K tested only where M is small enough: a float remainder costs ~20 ns a shape
+    few = np.nonzero(rows)
+    rows[few] = np.mod(k[few], 8) == 0
+    return rows
 
 
 def _put(values, where: tuple, part) -> np.ndarray:

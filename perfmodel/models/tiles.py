@@ -357,8 +357,23 @@ def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
     a = np.clip(np.ceil(wave / b), 1.0, tiles_m)
     if x <= 1:
         return a, b, 1.0, 1.0
+    return a, b, np.minimum(x, b), np.minimum(a, _xcds_per_b_panel(x, b))
+
+
+def _xcds_per_b_panel(x: float, b: np.ndarray) -> np.ndarray:
+    """``x / gcd(b mod x, x)`` for the whole tile counts ``b`` (a wave's columns, 1 <= b <= the
+    CUs or a few more, so exact as int64): the quotients tabled once per value of ``b``, the very
+    divisions the elementwise form makes, where the float remainder costs ~20 ns a shape. Any
+    other ``b`` (or a huge one) takes the elementwise form."""
     gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
-    return a, b, np.minimum(x, b), np.minimum(a, x / np.take(gcd, np.mod(b, x).astype(np.int64)))
+    top = float(np.max(b)) if np.size(b) else 0.0
+    if not (np.min(b, initial=1.0) >= 1.0 and top <= 4096.0):  # also catches nan
+        return x / np.take(gcd, np.mod(b, x).astype(np.int64))
+    whole = np.asarray(b).astype(np.int64)
+    table = x / np.take(gcd, np.mod(np.arange(int(top) + 1, dtype=np.int64), int(x)))
+    if np.array_equal(whole, b):
+        return np.take(table, whole)
+    return x / np.take(gcd, np.mod(b, x).astype(np.int64))
 
 
 def add_operand_reads(work: Work, arch, t: dict) -> None:
