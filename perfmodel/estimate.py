@@ -504,8 +504,16 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> np.ndarray | Non
         factor = np.where(tiled, factor, 1.0)
     for key in [k2 for k2 in terms.time if is_compute(k2) or k2.startswith("memory:")]:
         t = np.broadcast_to(terms.time[key], shape)
-        terms.time[key] = np.where(t >= slow, t * factor, t)
+        on = t >= slow
+        if not on.any() and _own_array(terms.time[key], shape):
+            continue  # never the slowest stage: np.where's copy would hold the same bits
+        terms.time[key] = np.where(on, t * factor, t)
     return fast
+
+
+def _own_array(a, shape) -> bool:
+    """Whether ``a`` is a whole float64 array of ``shape`` that may stand for a copy of itself."""
+    return isinstance(a, np.ndarray) and a.dtype == np.float64 and a.shape == shape and a.flags.writeable
 
 
 def _pipeline_fill(L, faster: np.ndarray | None, rounds, alone, shape) -> np.ndarray:

@@ -141,3 +141,18 @@ def test_take_labels_is_np_take():
     for code in (rng.integers(0, 5, 1000), np.array([4]), np.zeros(0, dtype=np.intp), rng.integers(0, 5, (7, 3))):
         assert _same(take_labels(labels, code), np.take(labels, code))
     assert take_labels(labels, np.intp(2)) == np.take(labels, np.intp(2))
+
+
+def test_cached_tile_questions():
+    """`tiles.wave_grid_of` and the remembered `tiles.runs_alone` answer as the uncached forms."""
+    from perfmodel.arch import load_arch
+    from perfmodel.models.tiles import GEMM_TILES, _runs_alone, runs_alone, wave_grid, wave_grid_of
+
+    for key in ("mi300x", "h100", "rx7900xtx"):
+        a = load_arch(key)
+        for t in GEMM_TILES:
+            wr, wc = wave_grid(t.m, t.n, t.lanes, a.wave_size)
+            assert wave_grid_of(t.m, t.n, t.lanes, a.wave_size) == (float(wr), float(wc))
+            for tk, elem in ((64, 2.0), (32, 4.0), (16, 1.0)):
+                assert runs_alone(a, t, tk, elem, 4.0) == _runs_alone(a, t, tk, elem, 4.0)
+                assert runs_alone(a, t, tk, elem, 4.0) == _runs_alone(a, t, tk, elem, 4.0)  # from the cache

@@ -34,6 +34,7 @@ from perfmodel.models.tiles import (
     user_tile,
     vgprs,
     wave_grid,
+    wave_grid_of,
 )
 from perfmodel.work import Launch, Work
 
@@ -97,7 +98,7 @@ def _choice_cost(
     grid1 = edges.grid1(tile.m, tile.n)  # shared with the caller's fill test: not changed here
     if ks is None:  # K steps one split walks (the caller passes them when they repeat across tiles)
         ks = np.ceil(k / (split * tk)) * tk
-    wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
+    wr, wc = wave_grid_of(tile.m, tile.n, tile.lanes, wave_size)
     per_cu = max(
         2.0 * tile.m * tile.n * r.cus / r.flops,
         (tile.m + tile.n * rb) * elem * r.cus / r.bw.get("l1", np.inf),

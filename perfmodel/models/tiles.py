@@ -12,7 +12,9 @@ every result has its shape. Loops run only over the handful of candidate tiles.
 
 from __future__ import annotations
 
+import functools
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -192,10 +194,23 @@ def vgprs(arch, acc_bytes_per_wg, stage_bytes_per_wg, lanes):
     return np.ceil(regs / g) * g
 
 
+# runs_alone per arch (by identity; dropped with the arch) and (tile, tk, elem, acc): a sweep
+# asks the same few questions once per chunk, each ~60 us of numpy on scalars
+_ALONE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def runs_alone(arch, tile: Tile, tk: int, elem: float, acc: float) -> bool:
     """Whether one workgroup of this tile fills a CU, so no other tile hides its prologue and
     epilogue: the estimator's occupancy (`estimate.workgroups_per_cu`) of the registers and the
-    double-buffered LDS that `gemm_tiling.gemm_work` gives the tile's launch."""
+    double-buffered LDS that `gemm_tiling.gemm_work` gives the tile's launch (remembered per arch)."""
+    known = _ALONE.setdefault(arch, {})
+    key = (tile, tk, elem, acc)
+    if key not in known:
+        known[key] = _runs_alone(arch, tile, tk, elem, acc)
+    return known[key]
+
+
+def _runs_alone(arch, tile: Tile, tk: int, elem: float, acc: float) -> bool:
     regs = vgprs(arch, tile.m * tile.n * acc, (tile.m + tile.n) * tk * elem, tile.lanes)
     wgs, _ = workgroups_per_cu(arch, tile.lanes, regs, 2.0 * (tile.m + tile.n) * tk * elem)
     return bool(wgs < 2)
@@ -268,6 +283,13 @@ def operand_readers(arch, waves):
     """How many separate reads of a shared (LDS) operand the waves of a workgroup make."""
     share = WAVES_SHARING_OPERANDS.get(arch.gfx, 1)
     return np.maximum(np.asarray(waves, dtype=float) / share, 1.0)
+
+
+@functools.lru_cache(maxsize=1024)
+def wave_grid_of(tm: int, tn: int, lanes: int, wave_size: int) -> tuple[float, float]:
+    """`wave_grid` of one tile, as floats (the tile ranking asks it per candidate and chunk)."""
+    wr, wc = wave_grid(tm, tn, lanes, wave_size)
+    return float(wr), float(wc)
 
 
 def wave_grid(tm, tn, lanes, wave_size):
