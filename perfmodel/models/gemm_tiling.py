@@ -104,17 +104,24 @@ def _choice_cost(
         (tile.m + tile.n * rb) * elem * r.cus / r.bw.get("l1", np.inf),
         float(wc * tile.m + wr * tile.n * rb) * elem * r.cus / r.bw.get("lds", np.inf),
     )
-    # in place on this call's own temporaries: the same operations in the same order
+    # in place on the call's scratch arrays (`_Edges.buffer`): the same operations in the same order
+    own = edges.shape == np.shape(ks) and (unit or np.shape(bs) == edges.shape)
     if unit:
-        rounds = np.multiply(grid1, 1.0 / r.cus)
+        rounds = np.multiply(grid1, 1.0 / r.cus, out=edges.buffer("rounds") if own else None)
     else:
-        rounds = grid1 * bs
+        rounds = np.multiply(grid1, bs, out=edges.buffer("rounds") if own else None)
         rounds *= 1.0 / r.cus
     np.ceil(rounds, out=rounds)
-    cost = rounds * ks
+    cost = np.multiply(rounds, ks, out=edges.buffer("cost") if own else None)
     cost *= per_cu
-    cost += rounds * (2.0 * r.lat) if alone else 2.0 * r.lat  # x * 2.0 is exact: the same product
-    l2 = multicast_requests(edges.a_part(tile.n), edges.b_part(tile.m), tiles_m, tiles_n, r.cluster)
+    if alone:  # x * 2.0 is exact: the same product
+        cost += np.multiply(rounds, 2.0 * r.lat, out=rounds)  # the rounds are not needed after
+    else:
+        cost += 2.0 * r.lat
+    if r.cluster <= 1.0 and own:  # `multicast_requests` without a cluster: the sum of the panels
+        l2 = np.add(edges.a_part(tile.n), edges.b_part(tile.m), out=edges.buffer("l2"))
+    else:
+        l2 = multicast_requests(edges.a_part(tile.n), edges.b_part(tile.m), tiles_m, tiles_n, r.cluster)
     if not unit:
         l2 *= bs
     l2 *= ks
@@ -145,7 +152,14 @@ class _Edges:
 
     def __init__(self, m, n, rb: float):
         self.m, self.n, self.rb = m, n, rb
+        self.shape = np.shape(m)
         self._c: dict = {}
+
+    def buffer(self, name: str) -> np.ndarray:
+        """A scratch float array of the shapes, reused by every candidate of the call (a cost is
+        read before the next candidate's is made): one the cache has just written is still in
+        it, where a fresh array of a chunk costs several times the arithmetic done in it."""
+        return self._get(("buffer", name), lambda: np.empty(self.shape))
 
     def _get(self, key, make):
         v = self._c.get(key)
