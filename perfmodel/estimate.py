@@ -275,6 +275,8 @@ def _memory_terms(
     bpw = np.asarray(L.bytes_in_flight_per_wave if L else 0, dtype=float) * np.ones(shape)
     bpw = np.where(bpw > 0, bpw, constants()["bytes_in_flight_per_lane"]["value"] * arch.wave_size)
     in_flight = occ["resident_waves"] * bpw
+    whole = in_flight.shape == np.broadcast_shapes(np.shape(q), in_flight.shape)
+    scratch = [np.empty(in_flight.shape) for _ in range(3)] if whole else []
     for level, b in work.bytes.items():
         b = np.asarray(b, dtype=float)
         extra = _dirty_writeback(work, arch, level, notes)
@@ -288,10 +290,12 @@ def _memory_terms(
             add_note(*notes, f"the {level} ceiling of {arch.key} is a placeholder (an assumption in its spec, tag A)", b > 0)
         t = memory_term(level)
         used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
-        little = in_flight / latency_s(arch, level)
+        # the level's temporaries in three scratch arrays of the call (a chunk-sized array the cache
+        # has just written costs a fraction of a fresh one); the same operations
+        little = np.divide(in_flight, latency_s(arch, level), out=scratch[0] if whole else None)
         # per-CU resources (LDS, L1) idle on CUs without work: scale by the quantization
-        per_cu_rate = rate * q if level in PER_CU_LEVELS else rate
-        eff_bw = np.minimum(per_cu_rate, little)
+        per_cu_rate = np.multiply(rate, q, out=scratch[1] if whole else None) if level in PER_CU_LEVELS else rate
+        eff_bw = np.minimum(per_cu_rate, little, out=scratch[2] if whole else None)
         terms.time[t] = (b + extra) / eff_bw  # eff_bw > 0: at least one wave is resident
         terms.latency_limited[t] = little < per_cu_rate
         terms.naive[t] = b / peak

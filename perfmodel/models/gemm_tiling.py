@@ -179,8 +179,13 @@ class _Edges:
     def b_part(self, tm):  # B columns requested once per tile row
         return self._get(("b", tm), lambda: self.tiles_m(tm) * self.n * self.rb)
 
-    def grid1(self, tm, tn):  # tiles of one problem at split 1
-        return self._get(("g", tm, tn), lambda: self.tiles_m(tm) * self.tiles_n(tn))
+    def grid1(self, tm, tn):
+        """Tiles of one problem at split 1, in a scratch array that holds the last tile asked for
+        (the ranking reads it for one candidate at a time)."""
+        if self._c.get("grid1 of") != (tm, tn):
+            np.multiply(self.tiles_m(tm), self.tiles_n(tn), out=self.buffer("grid1"))
+            self._c["grid1 of"] = (tm, tn)
+        return self._c[("buffer", "grid1")]
 
 
 def split_k_reduce_kernel(arch) -> bool:
