@@ -167,7 +167,8 @@ def _quantization(grid: np.ndarray, arch: Arch, work: Work) -> np.ndarray:
     its heaviest tile.
     """
     cus = arch.cus
-    q = (grid / cus) / np.ceil(grid / cus)
+    q = grid / cus
+    q = q / np.ceil(q)  # the same two quotients as (grid / cus) / np.ceil(grid / cus)
     L = work.launch
     if L is not None:
         tiled = np.asarray(L.tile_m) > 0
@@ -385,14 +386,20 @@ def _two_station_stretch(fast: np.ndarray, slow: np.ndarray, n) -> np.ndarray:
     exponential service, coupled by n places (waves in a closed cycle, or a pipeline's buffer
     plus three), run slower than their slower station; (n+1)/n at r = 1, 1 at r = 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(slow > 0, fast / np.where(slow > 0, slow, 1.0), 0.0)
+        pos = slow > 0
+        # arrays of one shape whose slower stage is positive everywhere (a GEMM sweep's): both
+        # np.where would pick fast / slow, and below the test of r every stretch
+        whole = np.ndim(fast) > 0 and np.shape(fast) == np.shape(slow)
+        r = fast / slow if whole and pos.all() else np.where(pos, fast / np.where(pos, slow, 1.0), 0.0)
         if isinstance(n, int):  # r^n by multiplication: cheaper than pow on the GEMM sweeps
             rn = r.copy()
             for _ in range(n - 1):
                 rn *= r
         else:
             rn = r**n
-        return np.where(r < 1.0 - 1e-9, (1.0 - rn * r) / (1.0 - rn), (n + 1.0) / n)
+        apart = r < 1.0 - 1e-9
+        stretch = (1.0 - rn * r) / (1.0 - rn)
+        return stretch if whole and apart.all() else np.where(apart, stretch, (n + 1.0) / n)
 
 
 def _coexec_chain(work: Work, customers: np.ndarray, terms: _Terms, coexec: dict) -> bool:

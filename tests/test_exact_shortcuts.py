@@ -156,3 +156,44 @@ def test_cached_tile_questions():
             for tk, elem in ((64, 2.0), (32, 4.0), (16, 1.0)):
                 assert runs_alone(a, t, tk, elem, 4.0) == _runs_alone(a, t, tk, elem, 4.0)
                 assert runs_alone(a, t, tk, elem, 4.0) == _runs_alone(a, t, tk, elem, 4.0)  # from the cache
+
+
+def test_tabled_functions_of_whole_numbers():
+    """`tiles.tabled` (a function of whole numbers tabled once and gathered) gives the function's
+    own bits, and calls it directly on anything else; `fill_split` and `wave_grid` through it
+    equal their elementwise forms."""
+    from perfmodel.models.tiles import SPLITS, pow2, tabled
+
+    f = lambda x: pow2(np.floor(np.log2(np.maximum(304.0 / np.maximum(x, 1.0), 1.0))))  # noqa: E731
+    rng = np.random.default_rng(4)
+    for x in (rng.integers(0, 5000, 3000).astype(float), np.array([3.0]), np.array([2.5, 4.0]), np.array([-1.0, 2.0]),
+              np.array([np.nan, 1.0]), np.array([1e30]), np.zeros(0), np.float64(7.0)):  # fmt: skip
+        with np.errstate(all="ignore"):
+            assert _same(tabled(f, x, 1 << 16), f(x))
+    two = lambda x: (x * 3.0, x / 7.0)  # noqa: E731
+    x = rng.integers(0, 50, 100).astype(float)
+    assert all(_same(a, b) for a, b in zip(tabled(two, x, 100), two(x), strict=True))
+
+    from perfmodel.models import tiles
+
+    def fill_split_ref(cus, grid1, depth, step):
+        grid1 = np.maximum(np.asarray(grid1, dtype=float), 1.0)
+        s = pow2(np.floor(np.log2(np.maximum(cus / grid1, 1.0))))
+        s = np.minimum(np.minimum(s, SPLITS[-1]), pow2(np.floor(np.log2(np.maximum(np.asarray(depth) / (2.0 * step), 1.0)))))
+        return np.where(grid1 * 2 <= cus, s, 1.0)
+
+    def wave_grid_ref(tm, tn, lanes, wave_size):
+        w = np.maximum(np.asarray(lanes, dtype=float) / wave_size, 1.0)
+        small = pow2(np.floor(np.log2(w) / 2))
+        big = w / small
+        tall = np.asarray(tm) >= np.asarray(tn)
+        return np.where(tall, big, small), np.where(tall, small, big)
+
+    grid = rng.integers(0, 400, 2000).astype(float)
+    for depth in (rng.integers(1, 70000, 2000).astype(float), rng.random(2000) * 5e6, np.full(2000, 2.0**40)):
+        for step in (16, 32, 64):
+            assert _same(tiles.fill_split(304.0, grid, depth, step), fill_split_ref(304.0, grid, depth, step))
+    tm, tn = rng.choice([16.0, 64.0, 256.0], 500), rng.choice([64.0, 128.0], 500)
+    for lanes in (rng.choice([64.0, 256.0, 1024.0, 96.0], 500), rng.random(500) * 300, np.float64(256.0)):
+        for ws in (32, 64):
+            assert all(_same(a, b) for a, b in zip(tiles.wave_grid(tm, tn, lanes, ws), wave_grid_ref(tm, tn, lanes, ws), strict=True))

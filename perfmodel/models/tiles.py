@@ -294,11 +294,53 @@ def wave_grid_of(tm: int, tn: int, lanes: int, wave_size: int) -> tuple[float, f
 
 def wave_grid(tm, tn, lanes, wave_size):
     """(wr, wc): waves per workgroup arranged wr x wc over the tile, more along the longer side."""
-    w = np.maximum(np.asarray(lanes, dtype=float) / wave_size, 1.0)
-    small = pow2(np.floor(np.log2(w) / 2))
-    big = w / small
+    small, big = tabled(lambda lanes: _wave_sides(lanes, wave_size), lanes, 1 << 16)
     tall = np.asarray(tm) >= np.asarray(tn)
     return np.where(tall, big, small), np.where(tall, small, big)
+
+
+def _wave_sides(lanes, wave_size):
+    """(the shorter, the longer side) of the wave grid of workgroups of ``lanes`` lanes."""
+    w = np.maximum(np.asarray(lanes, dtype=float) / wave_size, 1.0)
+    small = pow2(np.floor(np.log2(w) / 2))
+    return small, w / small
+
+
+def tabled(f, x, top: int, table=None):
+    """``f(x)`` (an elementwise function of one float array, giving an array or a tuple of arrays)
+    where every ``x`` is a whole number from 0 to ``top``: ``f`` of the doubles 0, 1, ..., max(x)
+    (or the ``table`` given, made so and long enough), gathered at ``x``, the very bits of ``f(x)``
+    (the same function of the same doubles) where ``f`` costs far more than a gather (a log2 and
+    a power of two per element: tile sizes, tile counts and K of a sweep take few values). Any
+    other ``x``: ``f(x)`` itself."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0 or x.size == 0 or not (x.min() >= 0.0 and x.max() <= top):  # a nan fails too
+        return f(x)
+    whole = x.astype(np.int64)
+    if not np.array_equal(whole, x):
+        return f(x)
+    if table is None or len(np.atleast_1d(table[0] if isinstance(table, tuple) else table)) <= whole.max():
+        table = _table(f, int(whole.max()) + 1)
+    if isinstance(table, tuple):
+        return tuple(np.take(t, whole) for t in table)
+    return np.take(table, whole)
+
+
+def _table(f, size: int):
+    """``f`` of the doubles 0 .. size - 1 (entries no shape asks for, such as a count of 0 where
+    counts start at 1, may divide by zero: quietly, their values are never gathered)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return f(np.arange(size, dtype=float))
+
+
+@functools.lru_cache(maxsize=16)
+def _depth_table(step: float, size: int) -> np.ndarray:
+    """`fill_split`'s split bound by K of the whole K 0 .. size - 1 (one table per K step)."""
+    return _table(lambda d: _depth_split(d, step), size)
+
+
+def _depth_split(depth, step: float):
+    return pow2(np.floor(np.log2(np.maximum(np.asarray(depth) / (2.0 * step), 1.0))))
 
 
 # --- traffic of a tiled kernel -------------------------------------------------------------
@@ -343,12 +385,17 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
     a_req = rows * a_row  # bytes of A one column of tiles requests
     a_bytes = a_req if a_unique is None else np.asarray(a_unique, dtype=float)
     b_bytes = cols * b_col
-    req = copies * multicast_requests(tiles_n * a_req, tiles_m * b_bytes * b_frac, tiles_m, tiles_n, cluster)
+    # x * 1.0 is x, bit for bit: the whole of each B panel (all but causal attention) skips it
+    whole_b = b_frac.ndim == 0 and b_frac == 1.0
+    req = copies * multicast_requests(
+        tiles_n * a_req, tiles_m * b_bytes if whole_b else tiles_m * b_bytes * b_frac, tiles_m, tiles_n, cluster
+    )
 
     cus = float(arch.cus)
     x = float(max(arch.xcds, 1))
     a, b, r_a, r_b = _raster(cus, x, tiles_m, tiles_n, per_copy)
-    b_need = np.maximum(np.ceil(tiles_m / a) * b_frac, 1.0)  # waves needing each B panel (>= once)
+    b_need = np.ceil(tiles_m / a) if whole_b else np.ceil(tiles_m / a) * b_frac
+    b_need = np.maximum(b_need, 1.0)  # waves needing each B panel (>= once)
     floor_l2 = r_a * a_bytes + r_b * b_bytes  # each XCD fetches its panels at least once
     waves_l2 = r_a * np.ceil(tiles_n / b) * a_bytes + r_b * b_need * b_bytes
     concurrent = np.maximum(1.0, np.minimum(copies, cus / per_copy))  # copies sharing one wave
@@ -481,8 +528,10 @@ def fill_split(cus: float, grid1, depth, step):
     ``grid1`` tiles, keeping at least two ``step``-deep steps of ``depth`` per split; 1 where
     the grid already fills half the CUs."""
     grid1 = np.maximum(np.asarray(grid1, dtype=float), 1.0)
-    s = pow2(np.floor(np.log2(np.maximum(cus / grid1, 1.0))))
-    s = np.minimum(
-        np.minimum(s, SPLITS[-1]), pow2(np.floor(np.log2(np.maximum(np.asarray(depth) / (2.0 * step), 1.0))))
-    )
+    # by tables of the whole tile counts and K (`tabled`): the same bits
+    s = tabled(lambda g: pow2(np.floor(np.log2(np.maximum(cus / g, 1.0)))), grid1, 1 << 16)
+    top = np.max(depth, initial=0.0) if np.size(depth) else 0.0
+    size = 1 << max(10, int(top).bit_length()) if 0.0 <= top <= 1 << 20 else 0
+    by_k = tabled(lambda d: _depth_split(d, step), depth, size - 1, _depth_table(float(step), size) if size else None)
+    s = np.minimum(np.minimum(s, SPLITS[-1]), by_k)
     return np.where(grid1 * 2 <= cus, s, 1.0)
