@@ -103,6 +103,13 @@ class Estimate:
 
 
 # --- occupancy ----------------------------------------------------------------------------
+def clip_from_one(x, hi):
+    """``np.clip(x, 1, hi)``, bit for bit (tests/test_exact_shortcuts.py, with nan, inf and signed
+    zeros): np.clip's float loop runs an element at a time, np.maximum and np.minimum vectorised;
+    with 1 as the lower bound no 0.0 can meet a -0.0, and a nan passes through either form."""
+    return np.minimum(np.maximum(x, 1.0), hi)
+
+
 def workgroups_per_cu(arch: Arch, wg_size, vgprs, lds) -> tuple[np.ndarray, np.ndarray]:
     """(workgroups one CU holds at once, at least 1; waves per workgroup) for workgroups of
     ``wg_size`` lanes using ``vgprs`` registers per lane (0: unknown, no limit) and ``lds`` bytes:
@@ -115,7 +122,7 @@ def workgroups_per_cu(arch: Arch, wg_size, vgprs, lds) -> tuple[np.ndarray, np.n
     per_lane = occ["vgprs_per_lane"].value
     with np.errstate(divide="ignore", invalid="ignore"):
         by_vgpr = np.where(vgprs > 0, np.floor(per_lane / (np.ceil(vgprs / gran) * gran)), max_w)
-    wave_slots = np.clip(by_vgpr, 1, max_w) * arch.simds_per_cu
+    wave_slots = clip_from_one(by_vgpr, max_w) * arch.simds_per_cu
     wg_by_waves = np.floor(wave_slots / waves_per_wg)
     lds_per_cu = arch.capacity("lds") / arch.cus
     with np.errstate(divide="ignore", invalid="ignore"):

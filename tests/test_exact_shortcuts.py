@@ -197,3 +197,16 @@ def test_tabled_functions_of_whole_numbers():
     for lanes in (rng.choice([64.0, 256.0, 1024.0, 96.0], 500), rng.random(500) * 300, np.float64(256.0)):
         for ws in (32, 64):
             assert all(_same(a, b) for a, b in zip(tiles.wave_grid(tm, tn, lanes, ws), wave_grid_ref(tm, tn, lanes, ws), strict=True))
+
+
+def test_clip_from_one():
+    """`estimate.clip_from_one` is ``np.clip(x, 1, hi)`` bit for bit, nan payloads and signed zeros included."""
+    from perfmodel.estimate import clip_from_one
+
+    rng = np.random.default_rng(8)
+    x, hi = rng.choice(SPECIAL, 5000), rng.choice(SPECIAL, 5000)
+    payload = np.frombuffer(np.uint64(0x7FF8000000000123).tobytes(), dtype=np.float64)[0]
+    x[:40], hi[40:80], hi[80:120] = payload, payload, -payload
+    for h in (hi, 16.0, np.float64(0.0), rng.integers(0, 9, 5000).astype(float)):
+        assert _same(clip_from_one(x, h), np.clip(x, 1, h))
+        assert _same(clip_from_one(x, h), np.clip(x, 1.0, h))

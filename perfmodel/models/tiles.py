@@ -21,7 +21,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.estimate import workgroups_per_cu
+from perfmodel.estimate import clip_from_one, workgroups_per_cu
 from perfmodel.models import traffic
 from perfmodel.work import Work
 
@@ -419,11 +419,11 @@ def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
     """(a, b, r_a, r_b): one wave of min(CUs, tiles) tiles as a near-square a x b block, and how
     many XCDs fetch each A panel (r_a) and each B panel (r_b) in it."""
     wave = np.minimum(cus, per_copy)
-    a = np.clip(np.ceil(np.sqrt(wave)), 1.0, tiles_m)
-    b = np.clip(np.ceil(wave / a), 1.0, tiles_n)
+    a = clip_from_one(np.ceil(np.sqrt(wave)), tiles_m)
+    b = clip_from_one(np.ceil(wave / a), tiles_n)
     if x > 1:  # a library rasterises whole rows of xcds tiles, so a B panel stays on one XCD
         b = np.where(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
-    a = np.clip(np.ceil(wave / b), 1.0, tiles_m)
+    a = clip_from_one(np.ceil(wave / b), tiles_m)
     if x <= 1:
         return a, b, 1.0, 1.0
     return a, b, np.minimum(x, b), np.minimum(a, _xcds_per_b_panel(x, b))
