@@ -102,6 +102,35 @@ class Estimate:
             return np.where(self.time_s > 0, self.flops / self.time_s / 1e12, 0.0)
 
 
+# --- exact shortcuts for large batches ------------------------------------------------------
+def select(cond, x, y):
+    """``np.where(cond, x, y)`` of float64 arrays and floats: the same new array, bit for bit
+    (tests/test_exact_shortcuts.py). np.where picks element by element (~8 instructions each, and
+    a mispredicted branch at every other one on a mask that mixes True and False evenly). Where
+    ``cond`` is all False or all True this copies the one side; where it mixes them evenly and
+    both sides are arrays of its shape, it takes each side's bits under an integer mask."""
+    if not (isinstance(cond, np.ndarray) and cond.dtype == bool and cond.ndim and _is_float(x) and _is_float(y)):
+        return np.where(cond, x, y)
+    n = np.count_nonzero(cond)
+    if n == 0 or n == cond.size:
+        return np.array(np.broadcast_to(x if n else y, np.broadcast_shapes(cond.shape, np.shape(x), np.shape(y))))
+    if 10 * n < cond.size or 10 * n > 9 * cond.size or not (
+        isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape == cond.shape
+    ):
+        return np.where(cond, x, y)
+    mask = cond.astype(np.int64)
+    np.negative(mask, out=mask)  # all ones where cond
+    xi, yi = x.view(np.int64), y.view(np.int64)
+    out = np.bitwise_xor(xi, yi)
+    out &= mask
+    out ^= yi
+    return out.view(np.float64)
+
+
+def _is_float(v) -> bool:
+    return isinstance(v, float) or (isinstance(v, np.ndarray) and v.dtype == np.float64)
+
+
 # --- occupancy ----------------------------------------------------------------------------
 def clip_from_one(x, hi):
     """``np.clip(x, 1, hi)``, bit for bit (tests/test_exact_shortcuts.py, with nan, inf and signed
@@ -121,12 +150,12 @@ def workgroups_per_cu(arch: Arch, wg_size, vgprs, lds) -> tuple[np.ndarray, np.n
     gran = occ["vgpr_granule"].value
     per_lane = occ["vgprs_per_lane"].value
     with np.errstate(divide="ignore", invalid="ignore"):
-        by_vgpr = np.where(vgprs > 0, np.floor(per_lane / (np.ceil(vgprs / gran) * gran)), max_w)
+        by_vgpr = select(vgprs > 0, np.floor(per_lane / (np.ceil(vgprs / gran) * gran)), max_w)
     wave_slots = clip_from_one(by_vgpr, max_w) * arch.simds_per_cu
     wg_by_waves = np.floor(wave_slots / waves_per_wg)
     lds_per_cu = arch.capacity("lds") / arch.cus
     with np.errstate(divide="ignore", invalid="ignore"):
-        wg_by_lds = np.where(lds > 0, np.floor(lds_per_cu / np.maximum(lds, 1)), np.inf)
+        wg_by_lds = select(lds > 0, np.floor(lds_per_cu / np.maximum(lds, 1)), np.inf)
     return np.maximum(1.0, np.minimum(wg_by_waves, wg_by_lds)), waves_per_wg
 
 
@@ -140,7 +169,7 @@ def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
     lds = np.asarray(L.lds_bytes if L else 0, dtype=float) * ones
     wgs_per_cu, waves_per_wg = workgroups_per_cu(arch, wg_size, vgprs, lds)
     # grid 0 means "enough work to fill the GPU" (a model that does not say)
-    grid_eff = np.where(grid > 0, grid, arch.cus * wgs_per_cu * 4)
+    grid_eff = select(grid > 0, grid, arch.cus * wgs_per_cu * 4)
     resident_wgs = np.minimum(grid_eff, arch.cus * wgs_per_cu)
     return {
         "grid": grid_eff,
@@ -525,7 +554,7 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> np.ndarray | Non
         on = t >= slow
         if not on.any() and _own_array(terms.time[key], shape):
             continue  # never the slowest stage: np.where's copy would hold the same bits
-        terms.time[key] = np.where(on, t * factor, t)
+        terms.time[key] = select(on, t * factor, t)
     return fast
 
 
@@ -548,7 +577,7 @@ def _pipeline_fill(L, faster: np.ndarray | None, rounds, alone, shape) -> np.nda
         return np.zeros(shape)
     steps = np.asarray(L.k_steps, dtype=float) * np.ones(shape)
     per_round = faster / _busiest_steps(L, np.maximum(steps, 1.0), rounds)  # one step of one round
-    return np.where((np.asarray(L.tile_m) > 0) & (steps > 0), per_round * np.where(alone, rounds, 1.0), 0.0)
+    return select((np.asarray(L.tile_m) > 0) & (steps > 0), per_round * select(alone, rounds, 1.0), 0.0)
 
 
 def _exposed_epilogue(
@@ -559,7 +588,7 @@ def _exposed_epilogue(
     A round then lasts its compute plus its write, so the kernel lasts at least the compute
     terms plus the rounds' writes; a memory term that already exceeds that (the writes are in
     it) needs nothing more. Only the excess over the body is added (AMD: `_epilogue_drain`)."""
-    drain = np.where(alone, rounds * _epilogue_drain(arch, occ, L, first_principles, clock), 0.0)
+    drain = select(alone, rounds * _epilogue_drain(arch, occ, L, first_principles, clock), 0.0)
     if not np.any(drain > 0):
         return np.zeros(shape)
     comp = [np.broadcast_to(v, shape) for k, v in terms.time.items() if is_compute(k)]
@@ -585,7 +614,7 @@ def _epilogue_drain(arch: Arch, occ: dict, L, first_principles: bool, clock: flo
     for level in reversed([lv for lv in ("l2", "mall") if lv in arch.levels]):
         fits = burst <= arch.capacity(level)
         rate = bandwidth(arch, level, first_principles)[0] * (clock if level in CORE_CLOCKED_LEVELS else 1.0)
-        secs = np.where(fits, burst / rate, secs)
+        secs = select(fits, burst / rate, secs)
     return secs
 
 
@@ -713,7 +742,7 @@ def estimate(
         # drains its stores, so every round of tiles pays the prologue and epilogue again
         rounds = np.ceil(occ["grid"] / (arch.cus * occ["wgs_per_cu"]))
         alone = (np.asarray(L.tile_m) > 0) & (occ["wgs_per_cu"] < 2)
-        fill = fill * np.where(alone, rounds, 1.0)
+        fill = fill * select(alone, rounds, 1.0)
         if arch.vendor == "AMD":
             fill = fill + _exposed_epilogue(arch, occ, L, terms, alone, rounds, shape, first_principles, clock[0])
         # Hopper's kernels are persistent: their producer warps load the next tile's first K

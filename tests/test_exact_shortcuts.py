@@ -210,3 +210,25 @@ def test_clip_from_one():
     for h in (hi, 16.0, np.float64(0.0), rng.integers(0, 9, 5000).astype(float)):
         assert _same(clip_from_one(x, h), np.clip(x, 1, h))
         assert _same(clip_from_one(x, h), np.clip(x, 1.0, h))
+
+
+def test_select_is_np_where():
+    """`estimate.select` gives np.where's array, bit for bit, on uniform, sparse and even masks,
+    scalar and array sides, nan payloads and signed zeros; other operands go to np.where."""
+    from perfmodel.estimate import select
+
+    rng = np.random.default_rng(12)
+    n = 3000
+    payload = np.frombuffer(np.uint64(0x7FF8000000000123).tobytes(), dtype=np.float64)[0]
+    x, y = rng.choice(SPECIAL, n), rng.choice(SPECIAL, n)
+    x[:30], y[30:60] = payload, -payload
+    for p in (0.0, 0.02, 0.5, 0.97, 1.0):
+        c = rng.random(n) < p
+        for a, b in ((x, y), (x, 2.0), (-0.0, y), (1.5, 2.5), (x[:1], y), (np.float64(3.0), y)):
+            got, want = select(c, a, b), np.where(c, a, b)
+            assert _same(got, want) and got.flags.writeable
+        assert _same(select(c, x, 2), np.where(c, x, 2))  # an int side: np.where itself
+    c2 = rng.random((40, 1)) < 0.5
+    assert _same(select(c2, x[:30].reshape(1, 30), 0.0), np.where(c2, x[:30].reshape(1, 30), 0.0))
+    assert _same(select(np.ones((5, 1), bool), 1.0, rng.random(7)), np.where(np.ones((5, 1), bool), 1.0, rng.random(7)))
+    assert _same(select(np.bool_(True), 1.0, 2.0), np.where(np.bool_(True), 1.0, 2.0))

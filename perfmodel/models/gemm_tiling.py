@@ -9,6 +9,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
+from perfmodel.estimate import select
 from perfmodel.models import traffic
 from perfmodel.models.registry import Param
 from perfmodel.models.tiles import (
@@ -54,7 +55,7 @@ def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, 
     # each wave reads its rows and columns (once per warpgroup where waves share operands)
     share = np.maximum(wr * wc / operand_readers(arch, wr * wc), 1.0)
     lds_r = t["grid"] * (wc * tm + wr * tn * rb) * ks * elem / share
-    partial = np.where(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
+    partial = select(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
     return t, lds_r, lds_w, partial
 
 
@@ -137,9 +138,9 @@ def _choice_cost(
         # within the kernel: the first cache that holds them)
         beyond, t_mall = part > r.caps.get("l2", np.inf), 0.0
         if "mall" in r.caps:
-            t_mall = np.where(beyond, part * (2.0 / r.bw["mall"]), 0.0)
+            t_mall = select(beyond, part * (2.0 / r.bw["mall"]), 0.0)
             beyond = beyond & (part > r.caps["mall"])
-        base_mem = base_mem + np.where(beyond, part * (2.0 / r.bw[r.mem]), 0.0)
+        base_mem = base_mem + select(beyond, part * (2.0 / r.bw[r.mem]), 0.0)
         cost += np.maximum(np.maximum(l2, base_mem), t_mall)
         return cost
     cost += np.maximum(l2, base_mem, out=l2)
@@ -541,8 +542,8 @@ def gemm_work(
     rb = weight_bytes_per_k(weight_dtype, group_size, k) / elem if weight_only else 1.0
     t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, rb)
     if np.any(gemv):  # the weights go from memory to registers; only A is staged in LDS, read by every wave
-        lds_w = np.where(gemv, t["grid"] * m * k * elem, lds_w)
-        lds_r = np.where(gemv, lds_w * lanes / arch.wave_size, lds_r)
+        lds_w = select(gemv, t["grid"] * m * k * elem, lds_w)
+        lds_r = select(gemv, lds_w * lanes / arch.wave_size, lds_r)
     work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)
     if weight_only:
         add_weight_only(work, arch, dtype, pipe, pdt, m, n, k, batch, tm, weight_dtype, group_size)
@@ -568,19 +569,19 @@ def gemm_work(
         # loads and stores at the matrix edges, so a partial tile's missing rows and columns cost
         # matrix-pipe time like real ones
         useful_fraction=m * n / (np.ceil(m / tm) * tm * np.ceil(n / tn) * tn),
-        epilogue_bytes=tm * tn * np.where(split > 1, PARTIAL_BYTES, out_elem * out_scale),
+        epilogue_bytes=tm * tn * select(split > 1, PARTIAL_BYTES, out_elem * out_scale),
     )
     if np.any(gemv):  # one GEMV workgroup per CU: it holds the LDS
         lds_cu = min(arch.capacity("lds") / arch.cus, lds_limit(arch))
-        launch.lds_bytes = np.where(gemv, lds_cu, launch.lds_bytes)
+        launch.lds_bytes = select(gemv, lds_cu, launch.lds_bytes)
         launch.vgprs = _put(launch.vgprs, on, g["vgprs"])
         launch.bytes_in_flight_per_wave = _put(np.zeros(shape), on, g["flight"])  # 0: the default elsewhere
     if np.any(split > 1):
         launch.split_k = split
         if split_k_reduce_kernel(arch):  # one more dispatch; its load-to-store chain is in its launch floor
-            launch.kernels = np.where(split > 1, 2.0, 1.0)
+            launch.kernels = select(split > 1, 2.0, 1.0)
         else:  # reduced inside the GEMM kernel: one more round trip on its critical path
-            launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
+            launch.serial_latencies = select(split > 1, 3.0, 2.0)
     stage_bytes = (tm + tn * rb) * tk * elem  # one K step of the A and B panels
     stages = smem_stages(arch, stage_bytes)
     if stages is not None:  # a shared-memory pipeline: stages - 1 K steps in flight

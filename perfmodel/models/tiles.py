@@ -21,7 +21,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.estimate import clip_from_one, workgroups_per_cu
+from perfmodel.estimate import clip_from_one, select, workgroups_per_cu
 from perfmodel.models import traffic
 from perfmodel.work import Work
 
@@ -296,7 +296,7 @@ def wave_grid(tm, tn, lanes, wave_size):
     """(wr, wc): waves per workgroup arranged wr x wc over the tile, more along the longer side."""
     small, big = tabled(lambda lanes: _wave_sides(lanes, wave_size), lanes, 1 << 16)
     tall = np.asarray(tm) >= np.asarray(tn)
-    return np.where(tall, big, small), np.where(tall, small, big)
+    return select(tall, big, small), select(tall, small, big)
 
 
 def _wave_sides(lanes, wave_size):
@@ -422,7 +422,7 @@ def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
     a = clip_from_one(np.ceil(np.sqrt(wave)), tiles_m)
     b = clip_from_one(np.ceil(wave / a), tiles_n)
     if x > 1:  # a library rasterises whole rows of xcds tiles, so a B panel stays on one XCD
-        b = np.where(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
+        b = select(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
     a = clip_from_one(np.ceil(wave / b), tiles_m)
     if x <= 1:
         return a, b, 1.0, 1.0
@@ -528,10 +528,13 @@ def fill_split(cus: float, grid1, depth, step):
     ``grid1`` tiles, keeping at least two ``step``-deep steps of ``depth`` per split; 1 where
     the grid already fills half the CUs."""
     grid1 = np.maximum(np.asarray(grid1, dtype=float), 1.0)
-    # by tables of the whole tile counts and K (`tabled`): the same bits
-    s = tabled(lambda g: pow2(np.floor(np.log2(np.maximum(cus / g, 1.0)))), grid1, 1 << 16)
-    top = np.max(depth, initial=0.0) if np.size(depth) else 0.0
-    size = 1 << max(10, int(top).bit_length()) if 0.0 <= top <= 1 << 20 else 0
-    by_k = tabled(lambda d: _depth_split(d, step), depth, size - 1, _depth_table(float(step), size) if size else None)
+    by_grid = lambda g: pow2(np.floor(np.log2(np.maximum(cus / g, 1.0))))  # noqa: E731
+    if np.ndim(cus) or np.ndim(step) or np.ndim(grid1) != np.ndim(depth):  # elementwise
+        s, by_k = by_grid(grid1), _depth_split(depth, step)
+    else:  # by tables of the whole tile counts and K (`tabled`): the same bits
+        s = tabled(by_grid, grid1, 1 << 16)
+        top = np.max(depth, initial=0.0) if np.size(depth) else 0.0
+        size = 1 << max(10, int(top).bit_length()) if 0.0 <= top <= 1 << 20 else 0
+        by_k = tabled(lambda d: _depth_split(d, step), depth, size - 1, _depth_table(float(step), size) if size else None)
     s = np.minimum(np.minimum(s, SPLITS[-1]), by_k)
-    return np.where(grid1 * 2 <= cus, s, 1.0)
+    return select(grid1 * 2 <= cus, s, 1.0)
