@@ -232,3 +232,14 @@ def test_select_is_np_where():
     assert _same(select(c2, x[:30].reshape(1, 30), 0.0), np.where(c2, x[:30].reshape(1, 30), 0.0))
     assert _same(select(np.ones((5, 1), bool), 1.0, rng.random(7)), np.where(np.ones((5, 1), bool), 1.0, rng.random(7)))
     assert _same(select(np.bool_(True), 1.0, 2.0), np.where(np.bool_(True), 1.0, 2.0))
+
+
+def test_sweep_input_check():
+    """`sweep._finite_from` refuses exactly what ``any(v < minimum) or not all(isfinite(v))`` refuses."""
+    from perfmodel.sweep import _finite_from
+
+    rng = np.random.default_rng(13)
+    for minimum in (0.0, 1.0, -np.inf):
+        for _ in range(200):
+            v = rng.choice(np.concatenate((SPECIAL, [3.0, 7.0, 0.5])), rng.integers(0, 6))
+            assert _finite_from(v, minimum) == (not (np.any(v < minimum) or not np.all(np.isfinite(v))))
