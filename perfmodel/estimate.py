@@ -103,14 +103,17 @@ class Estimate:
 
 
 # --- exact shortcuts for large batches ------------------------------------------------------
+SHORTCUT_MIN = 1024  # elements below which `select` and `tiles.tabled` go straight to the plain form
+
+
 def select(cond, x, y):
     """``np.where(cond, x, y)`` of float64 arrays and floats: the same new array, bit for bit
     (tests/test_exact_shortcuts.py). np.where picks element by element (~8 instructions each, and
     a mispredicted branch at every other one on a mask that mixes True and False evenly). Where
     ``cond`` is all False or all True this copies the one side; where it mixes them evenly and
     both sides are arrays of its shape, it takes each side's bits under an integer mask."""
-    if not (isinstance(cond, np.ndarray) and cond.dtype == bool and cond.ndim and _is_float(x) and _is_float(y)):
-        return np.where(cond, x, y)
+    if not (isinstance(cond, np.ndarray) and cond.dtype == bool and cond.size >= SHORTCUT_MIN and _is_float(x) and _is_float(y)):
+        return np.where(cond, x, y)  # (a short batch: the tests here would cost more than they save)
     n = np.count_nonzero(cond)
     if n == 0 or n == cond.size:
         return np.array(np.broadcast_to(x if n else y, np.broadcast_shapes(cond.shape, np.shape(x), np.shape(y))))

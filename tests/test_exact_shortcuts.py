@@ -22,6 +22,14 @@ def _arrays(rng, k: int, n: int, special: float) -> list[np.ndarray]:
     return out
 
 
+@pytest.fixture
+def shortcuts_on_small_arrays(monkeypatch):
+    """`select` and `tabled` take their shortcuts from one element up (batches of 1024 and more
+    otherwise), so small test arrays exercise them."""
+    monkeypatch.setattr("perfmodel.estimate.SHORTCUT_MIN", 1)
+    monkeypatch.setattr("perfmodel.models.tiles.SHORTCUT_MIN", 1)
+
+
 def _same(a, b) -> bool:
     a, b = np.asarray(a), np.asarray(b)
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
@@ -158,7 +166,7 @@ def test_cached_tile_questions():
                 assert runs_alone(a, t, tk, elem, 4.0) == _runs_alone(a, t, tk, elem, 4.0)  # from the cache
 
 
-def test_tabled_functions_of_whole_numbers():
+def test_tabled_functions_of_whole_numbers(shortcuts_on_small_arrays):
     """`tiles.tabled` (a function of whole numbers tabled once and gathered) gives the function's
     own bits, and calls it directly on anything else; `fill_split` and `wave_grid` through it
     equal their elementwise forms."""
@@ -212,7 +220,7 @@ def test_clip_from_one():
         assert _same(clip_from_one(x, h), np.clip(x, 1.0, h))
 
 
-def test_select_is_np_where():
+def test_select_is_np_where(shortcuts_on_small_arrays):
     """`estimate.select` gives np.where's array, bit for bit, on uniform, sparse and even masks,
     scalar and array sides, nan payloads and signed zeros; other operands go to np.where."""
     from perfmodel.estimate import select

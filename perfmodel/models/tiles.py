@@ -21,7 +21,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.estimate import clip_from_one, select, workgroups_per_cu
+from perfmodel.estimate import SHORTCUT_MIN, clip_from_one, select, workgroups_per_cu
 from perfmodel.models import traffic
 from perfmodel.work import Work
 
@@ -314,7 +314,7 @@ def tabled(f, x, top: int, table=None):
     a power of two per element: tile sizes, tile counts and K of a sweep take few values). Any
     other ``x``: ``f(x)`` itself."""
     x = np.asarray(x, dtype=float)
-    if x.ndim == 0 or x.size == 0 or not (x.min() >= 0.0 and x.max() <= top):  # a nan fails too
+    if x.size < SHORTCUT_MIN or not (x.min() >= 0.0 and x.max() <= top):  # a nan fails too
         return f(x)
     whole = x.astype(np.int64)
     if not np.array_equal(whole, x):
