@@ -102,7 +102,46 @@ class Estimate:
             return np.where(self.time_s > 0, self.flops / self.time_s / 1e12, 0.0)
 
 
+# --- exact shortcuts for large batches ------------------------------------------------------
+SHORTCUT_MIN = 1024  # elements below which `select` and `tiles.tabled` go straight to the plain form
+
+
+def select(cond, x, y):
+    """``np.where(cond, x, y)`` of float64 arrays and floats: the same new array, bit for bit
+    (tests/test_exact_shortcuts.py). np.where picks element by element (~8 instructions each, and
+    a mispredicted branch at every other one on a mask that mixes True and False evenly). Where
+    ``cond`` is all False or all True this copies the one side; where it mixes them evenly and
+    both sides are arrays of its shape, it takes each side's bits under an integer mask."""
+    if not (isinstance(cond, np.ndarray) and cond.dtype == bool and cond.size >= SHORTCUT_MIN and _is_float(x) and _is_float(y)):
+        return np.where(cond, x, y)  # (a short batch: the tests here would cost more than they save)
+    n = np.count_nonzero(cond)
+    if n == 0 or n == cond.size:
+        return np.array(np.broadcast_to(x if n else y, np.broadcast_shapes(cond.shape, np.shape(x), np.shape(y))))
+    if 10 * n < cond.size or 10 * n > 9 * cond.size or not (
+        isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape == cond.shape
+    ):
+        return np.where(cond, x, y)
+    mask = cond.astype(np.int64)
+    np.negative(mask, out=mask)  # all ones where cond
+    xi, yi = x.view(np.int64), y.view(np.int64)
+    out = np.bitwise_xor(xi, yi)
+    out &= mask
+    out ^= yi
+    return out.view(np.float64)
+
+
+def _is_float(v) -> bool:
+    return isinstance(v, float) or (isinstance(v, np.ndarray) and v.dtype == np.float64)
+
+
 # --- occupancy ----------------------------------------------------------------------------
+def clip_from_one(x, hi):
+    """``np.clip(x, 1, hi)``, bit for bit (tests/test_exact_shortcuts.py, with nan, inf and signed
+    zeros): np.clip's float loop runs an element at a time, np.maximum and np.minimum vectorised;
+    with 1 as the lower bound no 0.0 can meet a -0.0, and a nan passes through either form."""
+    return np.minimum(np.maximum(x, 1.0), hi)
+
+
 def workgroups_per_cu(arch: Arch, wg_size, vgprs, lds) -> tuple[np.ndarray, np.ndarray]:
     """(workgroups one CU holds at once, at least 1; waves per workgroup) for workgroups of
     ``wg_size`` lanes using ``vgprs`` registers per lane (0: unknown, no limit) and ``lds`` bytes:
@@ -114,12 +153,12 @@ def workgroups_per_cu(arch: Arch, wg_size, vgprs, lds) -> tuple[np.ndarray, np.n
     gran = occ["vgpr_granule"].value
     per_lane = occ["vgprs_per_lane"].value
     with np.errstate(divide="ignore", invalid="ignore"):
-        by_vgpr = np.where(vgprs > 0, np.floor(per_lane / (np.ceil(vgprs / gran) * gran)), max_w)
-    wave_slots = np.clip(by_vgpr, 1, max_w) * arch.simds_per_cu
+        by_vgpr = select(vgprs > 0, np.floor(per_lane / (np.ceil(vgprs / gran) * gran)), max_w)
+    wave_slots = clip_from_one(by_vgpr, max_w) * arch.simds_per_cu
     wg_by_waves = np.floor(wave_slots / waves_per_wg)
     lds_per_cu = arch.capacity("lds") / arch.cus
     with np.errstate(divide="ignore", invalid="ignore"):
-        wg_by_lds = np.where(lds > 0, np.floor(lds_per_cu / np.maximum(lds, 1)), np.inf)
+        wg_by_lds = select(lds > 0, np.floor(lds_per_cu / np.maximum(lds, 1)), np.inf)
     return np.maximum(1.0, np.minimum(wg_by_waves, wg_by_lds)), waves_per_wg
 
 
@@ -140,7 +179,7 @@ def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
     lds = np.asarray(L.lds_bytes if L else 0, dtype=float) * ones
     wgs_per_cu, waves_per_wg = workgroups_per_cu(arch, wg_size, vgprs, lds)
     # grid 0 means "enough work to fill the GPU" (a model that does not say)
-    grid_eff = np.where(grid > 0, grid, arch.cus * wgs_per_cu * 4)
+    grid_eff = select(grid > 0, grid, arch.cus * wgs_per_cu * 4)
     resident_wgs = np.minimum(grid_eff, arch.cus * wgs_per_cu)
     return {
         "grid": grid_eff,
@@ -175,7 +214,8 @@ def _quantization(grid: np.ndarray, arch: Arch, work: Work) -> np.ndarray:
     its heaviest tile.
     """
     cus = arch.cus
-    q = (grid / cus) / np.ceil(grid / cus)
+    q = grid / cus
+    q = q / np.ceil(q)  # the same two quotients as (grid / cus) / np.ceil(grid / cus)
     L = work.launch
     if L is not None:
         tiled = np.asarray(L.tile_m) > 0
@@ -283,6 +323,8 @@ def _memory_terms(
     bpw = np.asarray(L.bytes_in_flight_per_wave if L else 0, dtype=float) * np.ones(shape)
     bpw = np.where(bpw > 0, bpw, constants()["bytes_in_flight_per_lane"]["value"] * arch.wave_size)
     in_flight = occ["resident_waves"] * bpw
+    whole = in_flight.shape == np.broadcast_shapes(np.shape(q), in_flight.shape)
+    scratch = [np.empty(in_flight.shape) for _ in range(3)] if whole else []
     for level, b in work.bytes.items():
         b = np.asarray(b, dtype=float)
         extra = _dirty_writeback(work, arch, level, notes)
@@ -296,10 +338,12 @@ def _memory_terms(
             add_note(*notes, f"the {level} ceiling of {arch.key} is a placeholder (an assumption in its spec, tag A)", b > 0)
         t = memory_term(level)
         used.rate[t], used.peak[t], used.provenance[t] = rate, peak, prov
-        little = in_flight / latency_s(arch, level)
+        # the level's temporaries in three scratch arrays of the call (a chunk-sized array the cache
+        # has just written costs a fraction of a fresh one); the same operations
+        little = np.divide(in_flight, latency_s(arch, level), out=scratch[0] if whole else None)
         # per-CU resources (LDS, L1) idle on CUs without work: scale by the quantization
-        per_cu_rate = rate * q if level in PER_CU_LEVELS else rate
-        eff_bw = np.minimum(per_cu_rate, little)
+        per_cu_rate = np.multiply(rate, q, out=scratch[1] if whole else None) if level in PER_CU_LEVELS else rate
+        eff_bw = np.minimum(per_cu_rate, little, out=scratch[2] if whole else None)
         terms.time[t] = (b + extra) / eff_bw  # eff_bw > 0: at least one wave is resident
         terms.latency_limited[t] = little < per_cu_rate
         terms.naive[t] = b / peak
@@ -389,14 +433,20 @@ def _two_station_stretch(fast: np.ndarray, slow: np.ndarray, n) -> np.ndarray:
     exponential service, coupled by n places (waves in a closed cycle, or a pipeline's buffer
     plus three), run slower than their slower station; (n+1)/n at r = 1, 1 at r = 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(slow > 0, fast / np.where(slow > 0, slow, 1.0), 0.0)
+        pos = slow > 0
+        # arrays of one shape whose slower stage is positive everywhere (a GEMM sweep's): both
+        # np.where would pick fast / slow, and below the test of r every stretch
+        whole = np.ndim(fast) > 0 and np.shape(fast) == np.shape(slow)
+        r = fast / slow if whole and pos.all() else np.where(pos, fast / np.where(pos, slow, 1.0), 0.0)
         if isinstance(n, int):  # r^n by multiplication: cheaper than pow on the GEMM sweeps
             rn = r.copy()
             for _ in range(n - 1):
                 rn *= r
         else:
             rn = r**n
-        return np.where(r < 1.0 - 1e-9, (1.0 - rn * r) / (1.0 - rn), (n + 1.0) / n)
+        apart = r < 1.0 - 1e-9
+        stretch = (1.0 - rn * r) / (1.0 - rn)
+        return stretch if whole and apart.all() else np.where(apart, stretch, (n + 1.0) / n)
 
 
 def _coexec_chain(work: Work, customers: np.ndarray, terms: _Terms, coexec: dict) -> bool:
@@ -459,6 +509,17 @@ def prefetch_depth(L):
     return np.where(d > 0, d, const)
 
 
+def take_labels(labels: list[str], code) -> np.ndarray:
+    """``np.take(labels, code)``, the same unicode array bit for bit, gathered as rows of the
+    labels' code points (uint32): a fixed-width string element is copied as one odd-sized item,
+    a row of words a third faster (the bound classes of a sweep are its largest arrays)."""
+    table = np.asarray(labels)
+    if table.dtype.kind != "U" or table.itemsize == 0 or table.ndim != 1 or np.ndim(code) == 0:
+        return np.take(table, code)
+    rows = table.view(np.uint32).reshape(len(table), -1)
+    return np.take(rows, code, axis=0).view(table.dtype).reshape(np.shape(code))
+
+
 def _largest(arrays: list) -> np.ndarray:
     """The elementwise maximum of float arrays of one shape, a new array: ``np.maximum.reduce``'s,
     bit for bit (the same comparisons in the same order), without first copying the arrays into
@@ -501,8 +562,16 @@ def _load_compute_pipeline(work: Work, terms: _Terms, shape) -> np.ndarray | Non
         factor = np.where(tiled, factor, 1.0)
     for key in [k2 for k2 in terms.time if is_compute(k2) or k2.startswith("memory:")]:
         t = np.broadcast_to(terms.time[key], shape)
-        terms.time[key] = np.where(t >= slow, t * factor, t)
+        on = t >= slow
+        if not on.any() and _own_array(terms.time[key], shape):
+            continue  # never the slowest stage: np.where's copy would hold the same bits
+        terms.time[key] = select(on, t * factor, t)
     return fast
+
+
+def _own_array(a, shape) -> bool:
+    """Whether ``a`` is a whole float64 array of ``shape`` that may stand for a copy of itself."""
+    return isinstance(a, np.ndarray) and a.dtype == np.float64 and a.shape == shape and a.flags.writeable
 
 
 def _pipeline_fill(L, faster: np.ndarray | None, rounds, alone, shape) -> np.ndarray:
@@ -519,7 +588,7 @@ def _pipeline_fill(L, faster: np.ndarray | None, rounds, alone, shape) -> np.nda
         return np.zeros(shape)
     steps = np.asarray(L.k_steps, dtype=float) * np.ones(shape)
     per_round = faster / _busiest_steps(L, np.maximum(steps, 1.0), rounds)  # one step of one round
-    return np.where((np.asarray(L.tile_m) > 0) & (steps > 0), per_round * np.where(alone, rounds, 1.0), 0.0)
+    return select((np.asarray(L.tile_m) > 0) & (steps > 0), per_round * select(alone, rounds, 1.0), 0.0)
 
 
 def _exposed_epilogue(
@@ -530,7 +599,7 @@ def _exposed_epilogue(
     A round then lasts its compute plus its write, so the kernel lasts at least the compute
     terms plus the rounds' writes; a memory term that already exceeds that (the writes are in
     it) needs nothing more. Only the excess over the body is added (AMD: `_epilogue_drain`)."""
-    drain = np.where(alone, rounds * _epilogue_drain(arch, occ, L, first_principles, clock), 0.0)
+    drain = select(alone, rounds * _epilogue_drain(arch, occ, L, first_principles, clock), 0.0)
     if not np.any(drain > 0):
         return np.zeros(shape)
     comp = [np.broadcast_to(v, shape) for k, v in terms.time.items() if is_compute(k)]
@@ -556,7 +625,7 @@ def _epilogue_drain(arch: Arch, occ: dict, L, first_principles: bool, clock: flo
     for level in reversed([lv for lv in ("l2", "mall") if lv in arch.levels]):
         fits = burst <= arch.capacity(level)
         rate = bandwidth(arch, level, first_principles)[0] * (clock if level in CORE_CLOCKED_LEVELS else 1.0)
-        secs = np.where(fits, burst / rate, secs)
+        secs = select(fits, burst / rate, secs)
     return secs
 
 
@@ -644,9 +713,9 @@ def _bound(
         terms.time[overhead[0]] = np.full(shape, overhead[1])
         fixed += overhead[1]
     if launch is None and (overhead is None or overhead[1] <= 0):
-        return np.take(labels, code), body + fill
+        return take_labels(labels, code), body + fill
     code[(fixed > body) & (fixed > fill)] = len(names) + 1
-    return np.take(labels, code), body + fill + fixed
+    return take_labels(labels, code), body + fill + fixed
 
 
 def estimate(
@@ -684,7 +753,7 @@ def estimate(
         # drains its stores, so every round of tiles pays the prologue and epilogue again
         rounds = np.ceil(occ["grid"] / (arch.cus * occ["wgs_per_cu"]))
         alone = (np.asarray(L.tile_m) > 0) & (occ["wgs_per_cu"] < 2)
-        fill = fill * np.where(alone, rounds, 1.0)
+        fill = fill * select(alone, rounds, 1.0)
         if arch.vendor == "AMD":
             fill = fill + _exposed_epilogue(arch, occ, L, terms, alone, rounds, shape, first_principles, clock[0])
         # Hopper's kernels are persistent: their producer warps load the next tile's first K
@@ -696,7 +765,7 @@ def estimate(
     bound, time_s = _bound(terms, shape, launch, fill, overhead)
     nnames = list(terms.naive)
     nidx, nbody = largest_term([np.broadcast_to(terms.naive[n], shape) for n in nnames])
-    nlabels = np.take([bound_label(n) for n in nnames], nidx)
+    nlabels = take_labels([bound_label(n) for n in nnames], nidx)
     if work.serial:
         bound, time_s, nbody = _serial_kernels(
             work, arch, shape, terms, (bound, time_s, nbody), include_launch, first_principles, notes

@@ -59,7 +59,8 @@ def largest_term(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     the large batches the estimator sees.
     """
     best = np.array(arrays[0], dtype=float, copy=True)
-    idx = np.zeros(best.shape, dtype=np.intp)
+    # the index in one byte while it fits (an eighth of the memory traffic), intp when returned
+    idx = np.zeros(best.shape, dtype=np.int8 if len(arrays) <= 127 else np.intp)
     plain = _plain(best)
     for i, a in enumerate(arrays[1:], 1):
         better = a > best
@@ -67,14 +68,18 @@ def largest_term(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
             np.maximum(best, a, out=best)
         else:
             np.copyto(best, a, where=better)
-        np.maximum(idx, better * i, out=idx)  # i where better (i exceeds every earlier index)
-    return idx, best
+        np.maximum(idx, np.multiply(better, i, dtype=idx.dtype), out=idx)  # i where better (i exceeds every earlier index)
+    return idx.astype(np.intp, copy=False), best
 
 
 def _plain(a: np.ndarray) -> bool:
     """No nan and no sign bit (times): there ``np.maximum`` gives what the masked copy
     ``np.copyto(best, a, where=a > best)`` gives, bit for bit (only 0.0 against -0.0, or a nan,
-    would tell them apart), and costs a fraction of it on masks that mix True and False."""
+    would tell them apart), and costs a fraction of it on masks that mix True and False.
+    A positive minimum (one pass, no temporary; a nan minimum is not positive) settles it for
+    most arrays; a zero or negative one is looked at element by element."""
+    if a.size and a.min() > 0.0:
+        return True
     return not (np.signbit(a).any() or np.isnan(a).any())
 
 

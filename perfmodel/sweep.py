@@ -132,7 +132,7 @@ def _params(model, params: dict[str, Any], shape: tuple, arrays: dict[str, np.nd
     for name, spec in model.params.items():
         if name in arrays:
             v = np.broadcast_to(arrays[name].astype(float), shape).ravel()
-            if np.any(v < spec.minimum) or not np.all(np.isfinite(v)):
+            if not _finite_from(v, spec.minimum):
                 raise InputError(f"expected values >= {spec.minimum:g}", key=name)
             p[name] = v
         elif name in params:
@@ -142,6 +142,16 @@ def _params(model, params: dict[str, Any], shape: tuple, arrays: dict[str, np.nd
         else:
             p[name] = spec.default
     return p
+
+
+def _finite_from(v: np.ndarray, minimum: float) -> bool:
+    """Whether every value is finite and at least ``minimum``: its minimum and maximum (two passes
+    without temporaries; a nan makes both comparisons false), as ``not (any(v < minimum) or
+    not all(isfinite(v)))`` says."""
+    if v.size == 0:
+        return True
+    lo = v.min()
+    return bool(lo >= minimum and lo > -np.inf and v.max() < np.inf)
 
 
 def sweep(

@@ -9,6 +9,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
+from perfmodel.estimate import select
 from perfmodel.models import traffic
 from perfmodel.models.registry import Param
 from perfmodel.models.tiles import (
@@ -34,6 +35,7 @@ from perfmodel.models.tiles import (
     user_tile,
     vgprs,
     wave_grid,
+    wave_grid_of,
 )
 from perfmodel.work import Launch, Work
 
@@ -53,7 +55,7 @@ def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, 
     # each wave reads its rows and columns (once per warpgroup where waves share operands)
     share = np.maximum(wr * wc / operand_readers(arch, wr * wc), 1.0)
     lds_r = t["grid"] * (wc * tm + wr * tn * rb) * ks * elem / share
-    partial = np.where(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
+    partial = select(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
     return t, lds_r, lds_w, partial
 
 
@@ -94,21 +96,33 @@ def _choice_cost(
     tiles_m, tiles_n = edges.tiles_m(tile.m), edges.tiles_n(tile.n)
     bs = batch if np.ndim(split) == 0 and split == 1.0 else batch * split  # x * 1.0 == x exactly
     unit = np.ndim(bs) == 0 and bs == 1.0  # a batch of one problem: x * 1.0 == x, skipped
-    grid = tiles_m * tiles_n if unit else tiles_m * tiles_n * bs
+    grid1 = edges.grid1(tile.m, tile.n)  # shared with the caller's fill test: not changed here
     if ks is None:  # K steps one split walks (the caller passes them when they repeat across tiles)
         ks = np.ceil(k / (split * tk)) * tk
-    wr, wc = wave_grid(tile.m, tile.n, tile.lanes, wave_size)
+    wr, wc = wave_grid_of(tile.m, tile.n, tile.lanes, wave_size)
     per_cu = max(
         2.0 * tile.m * tile.n * r.cus / r.flops,
         (tile.m + tile.n * rb) * elem * r.cus / r.bw.get("l1", np.inf),
         float(wc * tile.m + wr * tile.n * rb) * elem * r.cus / r.bw.get("lds", np.inf),
     )
-    # in place on this call's own temporaries: the same operations in the same order
-    rounds = np.ceil(np.multiply(grid, 1.0 / r.cus, out=grid), out=grid)
-    cost = rounds * ks
+    # in place on the call's scratch arrays (`_Edges.buffer`): the same operations in the same order
+    own = edges.shape == np.shape(ks) and (unit or np.shape(bs) == edges.shape)
+    if unit:
+        rounds = np.multiply(grid1, 1.0 / r.cus, out=edges.buffer("rounds") if own else None)
+    else:
+        rounds = np.multiply(grid1, bs, out=edges.buffer("rounds") if own else None)
+        rounds *= 1.0 / r.cus
+    np.ceil(rounds, out=rounds)
+    cost = np.multiply(rounds, ks, out=edges.buffer("cost") if own else None)
     cost *= per_cu
-    cost += rounds * (2.0 * r.lat) if alone else 2.0 * r.lat  # x * 2.0 is exact: the same product
-    l2 = multicast_requests(edges.a_part(tile.n), edges.b_part(tile.m), tiles_m, tiles_n, r.cluster)
+    if alone:  # x * 2.0 is exact: the same product
+        cost += np.multiply(rounds, 2.0 * r.lat, out=rounds)  # the rounds are not needed after
+    else:
+        cost += 2.0 * r.lat
+    if r.cluster <= 1.0 and own:  # `multicast_requests` without a cluster: the sum of the panels
+        l2 = np.add(edges.a_part(tile.n), edges.b_part(tile.m), out=edges.buffer("l2"))
+    else:
+        l2 = multicast_requests(edges.a_part(tile.n), edges.b_part(tile.m), tiles_m, tiles_n, r.cluster)
     if not unit:
         l2 *= bs
     l2 *= ks
@@ -124,9 +138,9 @@ def _choice_cost(
         # within the kernel: the first cache that holds them)
         beyond, t_mall = part > r.caps.get("l2", np.inf), 0.0
         if "mall" in r.caps:
-            t_mall = np.where(beyond, part * (2.0 / r.bw["mall"]), 0.0)
+            t_mall = select(beyond, part * (2.0 / r.bw["mall"]), 0.0)
             beyond = beyond & (part > r.caps["mall"])
-        base_mem = base_mem + np.where(beyond, part * (2.0 / r.bw[r.mem]), 0.0)
+        base_mem = base_mem + select(beyond, part * (2.0 / r.bw[r.mem]), 0.0)
         cost += np.maximum(np.maximum(l2, base_mem), t_mall)
         return cost
     cost += np.maximum(l2, base_mem, out=l2)
@@ -139,7 +153,14 @@ class _Edges:
 
     def __init__(self, m, n, rb: float):
         self.m, self.n, self.rb = m, n, rb
+        self.shape = np.shape(m)
         self._c: dict = {}
+
+    def buffer(self, name: str) -> np.ndarray:
+        """A scratch float array of the shapes, reused by every candidate of the call (a cost is
+        read before the next candidate's is made): one the cache has just written is still in
+        it, where a fresh array of a chunk costs several times the arithmetic done in it."""
+        return self._get(("buffer", name), lambda: np.empty(self.shape))
 
     def _get(self, key, make):
         v = self._c.get(key)
@@ -159,8 +180,13 @@ class _Edges:
     def b_part(self, tm):  # B columns requested once per tile row
         return self._get(("b", tm), lambda: self.tiles_m(tm) * self.n * self.rb)
 
-    def grid1(self, tm, tn):  # tiles of one problem at split 1
-        return self.tiles_m(tm) * self.tiles_n(tn)
+    def grid1(self, tm, tn):
+        """Tiles of one problem at split 1, in a scratch array that holds the last tile asked for
+        (the ranking reads it for one candidate at a time)."""
+        if self._c.get("grid1 of") != (tm, tn):
+            np.multiply(self.tiles_m(tm), self.tiles_n(tn), out=self.buffer("grid1"))
+            self._c["grid1 of"] = (tm, tn)
+        return self._c[("buffer", "grid1")]
 
 
 def split_k_reduce_kernel(arch) -> bool:
@@ -191,8 +217,10 @@ def _choose(
     at_one = None if pinned is None else pinned <= 1
     may_fill = may_split_k if pinned is None else (pinned == 0) & may_split_k
     best = np.full(shape, np.inf)
-    idx = np.zeros(shape, dtype=np.int64)  # the winning candidate (only ever rises: later ones win)
-    split_at = np.full(shape, -1, dtype=np.int64)  # the candidate whose split-K won last, at split_of
+    # the winning candidate (only ever rises: later ones win), in one byte (an eighth of the traffic)
+    ix = np.int8 if len(cands) <= 127 else np.int64
+    idx = np.zeros(shape, dtype=ix)
+    split_at = np.full(shape, -1, dtype=ix)  # the candidate whose split-K won last, at split_of
     split_of = np.ones(shape)
     base_mem = (batch * (m + n * rb) * k * elem + out) / r.bw[r.mem]
     out_l2 = out / r.bw.get("l2", np.inf)  # C written through L2, the same for every tile
@@ -209,7 +237,7 @@ def _choose(
         c = _choice_cost(r, m, n, k, one, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone, edges=edges)
         better = c < best if at_one is None else (c < best) & at_one
         _keep_better(best, c, better, at_one is None)
-        np.maximum(idx, better * i, out=idx)  # i where better (i exceeds every earlier winner)
+        np.maximum(idx, np.multiply(better, i, dtype=ix), out=idx)  # i where better (i exceeds every earlier winner)
         grid1 = edges.grid1(tile.m, tile.n) if unit else edges.grid1(tile.m, tile.n) * batch
         if tk not in deep_of:
             deep_of[tk] = k >= 4 * tk
@@ -228,12 +256,11 @@ def _choose(
             s = np.where(pinned[sel] > 1, pinned[sel], s)
         c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb, alone=alone, split_launch=split_launch)
         better = c < best[sel]
-        best[sel] = np.where(better, c, best[sel])
-        idx[sel] = np.where(better, i, idx[sel])
-        split_at[sel] = np.where(better, i, split_at[sel])
-        split_of[sel] = np.where(better, s, split_of[sel])
+        won = tuple(ix[better] for ix in sel)  # only the shapes where the split wins change
+        best[won], idx[won], split_at[won], split_of[won] = c[better], i, i, s[better]
     chosen = np.where(split_at == idx, split_of, 1.0)  # a later winner at split 1 took idx past split_at
     table = np.array([(t.m, t.n, tk, t.lanes) for t, tk in cands], dtype=float)
+    idx = idx.astype(np.intp)  # once, not in each `take`
     tm, tn, tk, lanes = (np.take(table[:, j], idx) for j in range(4))  # `table[idx, j]`, in a third of the time
     return tm, tn, tk, lanes, chosen
 
@@ -241,10 +268,12 @@ def _choose(
 def _keep_better(best: np.ndarray, c: np.ndarray, better: np.ndarray, everywhere: bool) -> None:
     """``best`` takes ``c`` where ``better`` (``c < best``, and only there where not
     ``everywhere``). The running best of the tile ranking is only compared with, never returned,
-    so where ``c`` holds no nan that is ``np.minimum`` in place (0.0 and -0.0 compare equal): on
-    a mask that mixes True and False, as a sweep's do, a masked copy costs many times as much."""
-    if everywhere and not np.isnan(c).any():
-        np.minimum(best, c, out=best)
+    so that is ``np.fmin`` in place: the smaller where ``c < best``, ``best`` where ``c`` is nan
+    (``best`` itself never is), either of two equal values elsewhere (0.0 and -0.0 compare
+    equal); on a mask that mixes True and False, as a sweep's do, a masked copy costs many times
+    as much."""
+    if everywhere:
+        np.fmin(best, c, out=best)
     else:
         np.copyto(best, c, where=better)
 
@@ -408,7 +437,14 @@ def gemv_rows(arch, dtype: str, m, k, out_dtype: str, weight_only: bool, scaling
     dense16 = dtype in ("fp16", "bf16") and out_dtype in ("auto", dtype) and not weight_only and scaling == "none"
     if arch.vendor == "NVIDIA" or not dense16:
         return np.zeros(np.shape(m), dtype=bool)
-    return (m <= GEMV_MAX_M) & (np.mod(k, 8) == 0)
+    m, k = np.broadcast_arrays(m, k)
+    rows = m <= GEMV_MAX_M
+    if rows.ndim == 0:
+        return rows & (np.mod(k, 8) == 0)
+    # K tested only where M is small enough: a float remainder costs ~20 ns a shape
+    few = np.nonzero(rows)
+    rows[few] = np.mod(k[few], 8) == 0
+    return rows
 
 
 def _put(values, where: tuple, part) -> np.ndarray:
@@ -506,8 +542,8 @@ def gemm_work(
     rb = weight_bytes_per_k(weight_dtype, group_size, k) / elem if weight_only else 1.0
     t, lds_r, lds_w, partial = _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, rb)
     if np.any(gemv):  # the weights go from memory to registers; only A is staged in LDS, read by every wave
-        lds_w = np.where(gemv, t["grid"] * m * k * elem, lds_w)
-        lds_r = np.where(gemv, lds_w * lanes / arch.wave_size, lds_r)
+        lds_w = select(gemv, t["grid"] * m * k * elem, lds_w)
+        lds_r = select(gemv, lds_w * lanes / arch.wave_size, lds_r)
     work.add_flops(pipe, pdt, 2.0 * m * n * k * batch)
     if weight_only:
         add_weight_only(work, arch, dtype, pipe, pdt, m, n, k, batch, tm, weight_dtype, group_size)
@@ -533,19 +569,19 @@ def gemm_work(
         # loads and stores at the matrix edges, so a partial tile's missing rows and columns cost
         # matrix-pipe time like real ones
         useful_fraction=m * n / (np.ceil(m / tm) * tm * np.ceil(n / tn) * tn),
-        epilogue_bytes=tm * tn * np.where(split > 1, PARTIAL_BYTES, out_elem * out_scale),
+        epilogue_bytes=tm * tn * select(split > 1, PARTIAL_BYTES, out_elem * out_scale),
     )
     if np.any(gemv):  # one GEMV workgroup per CU: it holds the LDS
         lds_cu = min(arch.capacity("lds") / arch.cus, lds_limit(arch))
-        launch.lds_bytes = np.where(gemv, lds_cu, launch.lds_bytes)
+        launch.lds_bytes = select(gemv, lds_cu, launch.lds_bytes)
         launch.vgprs = _put(launch.vgprs, on, g["vgprs"])
         launch.bytes_in_flight_per_wave = _put(np.zeros(shape), on, g["flight"])  # 0: the default elsewhere
     if np.any(split > 1):
         launch.split_k = split
         if split_k_reduce_kernel(arch):  # one more dispatch; its load-to-store chain is in its launch floor
-            launch.kernels = np.where(split > 1, 2.0, 1.0)
+            launch.kernels = select(split > 1, 2.0, 1.0)
         else:  # reduced inside the GEMM kernel: one more round trip on its critical path
-            launch.serial_latencies = np.where(split > 1, 3.0, 2.0)
+            launch.serial_latencies = select(split > 1, 3.0, 2.0)
     stage_bytes = (tm + tn * rb) * tk * elem  # one K step of the A and B panels
     stages = smem_stages(arch, stage_bytes)
     if stages is not None:  # a shared-memory pipeline: stages - 1 K steps in flight

@@ -12,14 +12,16 @@ every result has its shape. Loops run only over the handful of candidate tiles.
 
 from __future__ import annotations
 
+import functools
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.estimate import workgroups_per_cu
+from perfmodel.estimate import SHORTCUT_MIN, clip_from_one, select, workgroups_per_cu
 from perfmodel.models import traffic
 from perfmodel.work import Work
 
@@ -192,10 +194,23 @@ def vgprs(arch, acc_bytes_per_wg, stage_bytes_per_wg, lanes):
     return np.ceil(regs / g) * g
 
 
+# runs_alone per arch (by identity; dropped with the arch) and (tile, tk, elem, acc): a sweep
+# asks the same few questions once per chunk, each ~60 us of numpy on scalars
+_ALONE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def runs_alone(arch, tile: Tile, tk: int, elem: float, acc: float) -> bool:
     """Whether one workgroup of this tile fills a CU, so no other tile hides its prologue and
     epilogue: the estimator's occupancy (`estimate.workgroups_per_cu`) of the registers and the
-    double-buffered LDS that `gemm_tiling.gemm_work` gives the tile's launch."""
+    double-buffered LDS that `gemm_tiling.gemm_work` gives the tile's launch (remembered per arch)."""
+    known = _ALONE.setdefault(arch, {})
+    key = (tile, tk, elem, acc)
+    if key not in known:
+        known[key] = _runs_alone(arch, tile, tk, elem, acc)
+    return known[key]
+
+
+def _runs_alone(arch, tile: Tile, tk: int, elem: float, acc: float) -> bool:
     regs = vgprs(arch, tile.m * tile.n * acc, (tile.m + tile.n) * tk * elem, tile.lanes)
     wgs, _ = workgroups_per_cu(arch, tile.lanes, regs, 2.0 * (tile.m + tile.n) * tk * elem)
     return bool(wgs < 2)
@@ -270,13 +285,62 @@ def operand_readers(arch, waves):
     return np.maximum(np.asarray(waves, dtype=float) / share, 1.0)
 
 
+@functools.lru_cache(maxsize=1024)
+def wave_grid_of(tm: int, tn: int, lanes: int, wave_size: int) -> tuple[float, float]:
+    """`wave_grid` of one tile, as floats (the tile ranking asks it per candidate and chunk)."""
+    wr, wc = wave_grid(tm, tn, lanes, wave_size)
+    return float(wr), float(wc)
+
+
 def wave_grid(tm, tn, lanes, wave_size):
     """(wr, wc): waves per workgroup arranged wr x wc over the tile, more along the longer side."""
+    small, big = tabled(lambda lanes: _wave_sides(lanes, wave_size), lanes, 1 << 16)
+    tall = np.asarray(tm) >= np.asarray(tn)
+    return select(tall, big, small), select(tall, small, big)
+
+
+def _wave_sides(lanes, wave_size):
+    """(the shorter, the longer side) of the wave grid of workgroups of ``lanes`` lanes."""
     w = np.maximum(np.asarray(lanes, dtype=float) / wave_size, 1.0)
     small = pow2(np.floor(np.log2(w) / 2))
-    big = w / small
-    tall = np.asarray(tm) >= np.asarray(tn)
-    return np.where(tall, big, small), np.where(tall, small, big)
+    return small, w / small
+
+
+def tabled(f, x, top: int, table=None):
+    """``f(x)`` (an elementwise function of one float array, giving an array or a tuple of arrays)
+    where every ``x`` is a whole number from 0 to ``top``: ``f`` of the doubles 0, 1, ..., max(x)
+    (or the ``table`` given, made so and long enough), gathered at ``x``, the very bits of ``f(x)``
+    (the same function of the same doubles) where ``f`` costs far more than a gather (a log2 and
+    a power of two per element: tile sizes, tile counts and K of a sweep take few values). Any
+    other ``x``: ``f(x)`` itself."""
+    x = np.asarray(x, dtype=float)
+    if x.size < SHORTCUT_MIN or not (x.min() >= 0.0 and x.max() <= top):  # a nan fails too
+        return f(x)
+    whole = x.astype(np.int64)
+    if not np.array_equal(whole, x):
+        return f(x)
+    if table is None or len(np.atleast_1d(table[0] if isinstance(table, tuple) else table)) <= whole.max():
+        table = _table(f, int(whole.max()) + 1)
+    if isinstance(table, tuple):
+        return tuple(np.take(t, whole) for t in table)
+    return np.take(table, whole)
+
+
+def _table(f, size: int):
+    """``f`` of the doubles 0 .. size - 1 (entries no shape asks for, such as a count of 0 where
+    counts start at 1, may divide by zero: quietly, their values are never gathered)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return f(np.arange(size, dtype=float))
+
+
+@functools.lru_cache(maxsize=16)
+def _depth_table(step: float, size: int) -> np.ndarray:
+    """`fill_split`'s split bound by K of the whole K 0 .. size - 1 (one table per K step)."""
+    return _table(lambda d: _depth_split(d, step), size)
+
+
+def _depth_split(depth, step: float):
+    return pow2(np.floor(np.log2(np.maximum(np.asarray(depth) / (2.0 * step), 1.0))))
 
 
 # --- traffic of a tiled kernel -------------------------------------------------------------
@@ -321,12 +385,17 @@ def panel_traffic(arch, rows, cols, tm, tn, a_row, b_col, copies, *, a_unique=No
     a_req = rows * a_row  # bytes of A one column of tiles requests
     a_bytes = a_req if a_unique is None else np.asarray(a_unique, dtype=float)
     b_bytes = cols * b_col
-    req = copies * multicast_requests(tiles_n * a_req, tiles_m * b_bytes * b_frac, tiles_m, tiles_n, cluster)
+    # x * 1.0 is x, bit for bit: the whole of each B panel (all but causal attention) skips it
+    whole_b = b_frac.ndim == 0 and b_frac == 1.0
+    req = copies * multicast_requests(
+        tiles_n * a_req, tiles_m * b_bytes if whole_b else tiles_m * b_bytes * b_frac, tiles_m, tiles_n, cluster
+    )
 
     cus = float(arch.cus)
     x = float(max(arch.xcds, 1))
     a, b, r_a, r_b = _raster(cus, x, tiles_m, tiles_n, per_copy)
-    b_need = np.maximum(np.ceil(tiles_m / a) * b_frac, 1.0)  # waves needing each B panel (>= once)
+    b_need = np.ceil(tiles_m / a) if whole_b else np.ceil(tiles_m / a) * b_frac
+    b_need = np.maximum(b_need, 1.0)  # waves needing each B panel (>= once)
     floor_l2 = r_a * a_bytes + r_b * b_bytes  # each XCD fetches its panels at least once
     waves_l2 = r_a * np.ceil(tiles_n / b) * a_bytes + r_b * b_need * b_bytes
     concurrent = np.maximum(1.0, np.minimum(copies, cus / per_copy))  # copies sharing one wave
@@ -350,15 +419,30 @@ def _raster(cus: float, x: float, tiles_m, tiles_n, per_copy):
     """(a, b, r_a, r_b): one wave of min(CUs, tiles) tiles as a near-square a x b block, and how
     many XCDs fetch each A panel (r_a) and each B panel (r_b) in it."""
     wave = np.minimum(cus, per_copy)
-    a = np.clip(np.ceil(np.sqrt(wave)), 1.0, tiles_m)
-    b = np.clip(np.ceil(wave / a), 1.0, tiles_n)
+    a = clip_from_one(np.ceil(np.sqrt(wave)), tiles_m)
+    b = clip_from_one(np.ceil(wave / a), tiles_n)
     if x > 1:  # a library rasterises whole rows of xcds tiles, so a B panel stays on one XCD
-        b = np.where(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
-    a = np.clip(np.ceil(wave / b), 1.0, tiles_m)
+        b = select(tiles_n >= x, np.minimum(np.ceil(b / x) * x, tiles_n), b)
+    a = clip_from_one(np.ceil(wave / b), tiles_m)
     if x <= 1:
         return a, b, 1.0, 1.0
+    return a, b, np.minimum(x, b), np.minimum(a, _xcds_per_b_panel(x, b))
+
+
+def _xcds_per_b_panel(x: float, b: np.ndarray) -> np.ndarray:
+    """``x / gcd(b mod x, x)`` for the whole tile counts ``b`` (a wave's columns, 1 <= b <= the
+    CUs or a few more, so exact as int64): the quotients tabled once per value of ``b``, the very
+    divisions the elementwise form makes, where the float remainder costs ~20 ns a shape. Any
+    other ``b`` (or a huge one) takes the elementwise form."""
     gcd = np.array([math.gcd(i, int(x)) for i in range(int(x))], dtype=float)
-    return a, b, np.minimum(x, b), np.minimum(a, x / np.take(gcd, np.mod(b, x).astype(np.int64)))
+    top = float(np.max(b)) if np.size(b) else 0.0
+    if not (np.min(b, initial=1.0) >= 1.0 and top <= 4096.0):  # also catches nan
+        return x / np.take(gcd, np.mod(b, x).astype(np.int64))
+    whole = np.asarray(b).astype(np.int64)
+    table = x / np.take(gcd, np.mod(np.arange(int(top) + 1, dtype=np.int64), int(x)))
+    if np.array_equal(whole, b):
+        return np.take(table, whole)
+    return x / np.take(gcd, np.mod(b, x).astype(np.int64))
 
 
 def add_operand_reads(work: Work, arch, t: dict) -> None:
@@ -444,8 +528,13 @@ def fill_split(cus: float, grid1, depth, step):
     ``grid1`` tiles, keeping at least two ``step``-deep steps of ``depth`` per split; 1 where
     the grid already fills half the CUs."""
     grid1 = np.maximum(np.asarray(grid1, dtype=float), 1.0)
-    s = pow2(np.floor(np.log2(np.maximum(cus / grid1, 1.0))))
-    s = np.minimum(
-        np.minimum(s, SPLITS[-1]), pow2(np.floor(np.log2(np.maximum(np.asarray(depth) / (2.0 * step), 1.0))))
-    )
-    return np.where(grid1 * 2 <= cus, s, 1.0)
+    by_grid = lambda g: pow2(np.floor(np.log2(np.maximum(cus / g, 1.0))))  # noqa: E731
+    if np.ndim(cus) or np.ndim(step) or np.ndim(grid1) != np.ndim(depth):  # elementwise
+        s, by_k = by_grid(grid1), _depth_split(depth, step)
+    else:  # by tables of the whole tile counts and K (`tabled`): the same bits
+        s = tabled(by_grid, grid1, 1 << 16)
+        top = np.max(depth, initial=0.0) if np.size(depth) else 0.0
+        size = 1 << max(10, int(top).bit_length()) if 0.0 <= top <= 1 << 20 else 0
+        by_k = tabled(lambda d: _depth_split(d, step), depth, size - 1, _depth_table(float(step), size) if size else None)
+    s = np.minimum(np.minimum(s, SPLITS[-1]), by_k)
+    return select(grid1 * 2 <= cus, s, 1.0)

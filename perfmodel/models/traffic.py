@@ -108,8 +108,15 @@ def stream_traffic(arch, read, write, working_set, within_kernel: bool = False) 
     levels = chain(arch)
     br: dict[str, np.ndarray] = {}
     bw: dict[str, np.ndarray] = {}
+    shape = np.broadcast(read, write, ws).shape
+    if ws.ndim == 0 and ws > max((caps[lv] for lv in levels if lv in caps), default=-np.inf):
+        # past every cache everywhere: `reach` would stay 1, and x * 1.0 is x's own product
+        for lv in levels:
+            br[lv] = np.multiply(np.broadcast_to(read, shape), 1.0)
+            bw[lv] = np.multiply(np.broadcast_to(write, shape), 1.0)
+        return br, bw
     # `reach` is 1 where the bytes still travel past the levels seen so far
-    reach = np.ones(np.broadcast(read, write, ws).shape)
+    reach = np.ones(shape)
     for lv in levels:
         br[lv] = read * reach
         bw[lv] = write * reach
