@@ -759,6 +759,8 @@ def estimate(
         # Hopper's kernels are persistent: their producer warps load the next tile's first K
         # steps during the current tile's epilogue, so only the first round fills the pipeline
         fill = fill + _pipeline_fill(L, faster, rounds, alone & (arch.vendor == "AMD"), shape)
+    if L is not None and np.any(np.asarray(L.kernel_latencies) > 0):  # once per kernel, not per round
+        fill = fill + np.asarray(L.kernel_latencies, dtype=float) * latency_s(arch, arch.memory_level)
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
     kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
     launch = arch.launch_overhead_s * kernels if include_launch else None

@@ -41,6 +41,10 @@ class Launch:
     # prologue (the first K step's operands must arrive before the first matrix instruction)
     # and epilogue (the last tiles' C stores must complete before the kernel does)
     serial_latencies: Any = 0
+    # device-memory round trips on the critical path paid once per kernel, not per round of
+    # tiles: a persistent kernel's read of its work range before its first work item, a combine
+    # kernel's reads of the index maps that locate its partials
+    kernel_latencies: Any = 0
     # K splits of a tiled GEMM (each split writes fp32 partial sums that are reduced afterwards)
     split_k: Any = 1
     # kernels this Work's bytes and FLOPs stand for, dispatched one after another (a split-KV

@@ -425,3 +425,38 @@ def test_aiter_latent_decode_splits_to_fill_the_cus_not_per_256_keys():
     gqa = dict(dtype="bf16", heads=32, kv_heads=8, seq_q=1, seq_kv=23333, head_dim=128)
     (plain,) = predict("attention", arch="mi355x", batch=1, **gqa)
     assert plain.grid >= np.ceil(23333 / 256)  # one split per 256 keys
+
+
+def test_aiter_persistent_mla_reads_its_work_list_before_its_keys():
+    """AITER's persistent MLA decode (gfx942/gfx950) reads its CU's work range, then each work
+    item's bounds, before the block table and the keys; its reduce reads two index maps before
+    the partials. Per work item one more round trip, per kernel three, which no round repeats."""
+    model = get_model("attention").fn
+    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in
+         dict(batch=4, heads=128, kv_heads=1, seq_q=1, seq_kv=64, head_dim=576, head_dim_v=512).items()}  # fmt: skip
+    p.update(causal=False, phase="fwd", kv_shared=True, paged=True)
+
+    def latencies(arch):
+        L = model(p, load_arch(arch), "fp8").launch
+        return float(np.ravel(L.serial_latencies)[0]), float(np.ravel(L.kernel_latencies)[0])
+
+    (s300, k300), (s100, k100) = latencies("mi300x"), latencies("h100")
+    assert k300 == 3.0 and k100 == 0.0
+    assert s300 == s100 + 1.0 + 1.0  # the work item's bounds, and the reduce kernel H100 runs only when split
+
+
+def test_once_per_kernel_latencies_are_not_paid_per_round():
+    from perfmodel.estimate import estimate
+    from perfmodel.work import Launch, Work
+
+    arch = load_arch("mi300x")
+    lat = 422e-9  # the mi300x spec's device-memory latency
+
+    def t(rounds, kernel_latencies):
+        w = Work(flops={"mfma:bf16": 1.0})
+        w.launch = Launch(grid=rounds * arch.cus, workgroup_size=256, lds_bytes=60_000, tile_m=256, tile_n=256,
+                          serial_latencies=2.0, kernel_latencies=kernel_latencies)  # fmt: skip
+        return float(np.ravel(estimate(w, arch).time_s)[0])
+
+    assert t(1, 3.0) - t(1, 0.0) == pytest.approx(3 * lat, rel=1e-6)
+    assert t(4, 3.0) - t(4, 0.0) == pytest.approx(3 * lat, rel=1e-6)

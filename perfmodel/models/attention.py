@@ -107,7 +107,8 @@ def attention(p: dict, arch, dtype: str) -> Work:
     pipe, pdt = tiles.matrix_pipe(arch, dtype, work.notes)
     r = tiles.Rates.of(arch, pipe, pdt)
     bo, bi, lanes, split = _choose_blocks(arch, r, x)
-    combine = (split > 1) | _combine_always(arch, x)
+    persistent = _combine_always(arch, x)  # AITER's persistent MLA decode (see `_combine_always`)
+    combine = (split > 1) | persistent
     _add_flops(work, arch, x, pipe, pdt, bi)
     t = tiles.panel_traffic(
         arch, x.rows, x.cols, bo, np.ceil(x.cols / split), x.a_row, x.b_col, x.copies, a_unique=x.a_unique, b_frac=x.frac
@@ -127,7 +128,10 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_n=bi,
         tile_k=d,
         # Q/K/V prologue (after the block-table entry it needs, when paged), O store (+ combine kernel)
-        serial_latencies=np.where(combine, 3.0, 2.0) + (1.0 if p.get("paged", False) else 0.0),
+        serial_latencies=np.where(combine, 3.0, 2.0) + (1.0 if p.get("paged", False) else 0.0)
+        + (1.0 if persistent else 0.0),  # a persistent kernel's work item: its bounds, then its loads
+        # AITER's persistent MLA: the work range a CU reads first, the reduce's two index maps
+        kernel_latencies=3.0 if persistent else 0.0,
         # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
         # average under a causal mask (the pipeline fill is one of them)
         k_steps=np.maximum(_mean_tile_steps(x, bo, bi, split), 1.0),
