@@ -379,15 +379,16 @@ def test_aiter_latent_decode_always_runs_its_reduce_kernel():
 
 
 def test_a_paged_cache_waits_for_its_block_table_before_the_first_keys():
-    """The first K/V block's address is read from the block table, one more dependent load in
-    the prologue of a paged decode than of a contiguous one."""
+    """The first K/V block's address is read from the block table, at an entry that depends on
+    the sequence's length (vLLM's paged_attention_kernel reads seq_lens[seq_idx] first): two
+    more dependent loads in the prologue of a paged decode than of a contiguous one."""
     kw = dict(batch=4, heads=32, kv_heads=8, seq_q=1, seq_kv=1024, head_dim=128)
     p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
     p.update(causal=False, phase="fwd")
     model = get_model("attention").fn
     flat = float(np.asarray(model(p, A, "bf16").launch.serial_latencies).ravel()[0])
     paged = float(np.asarray(model({**p, "paged": True}, A, "bf16").launch.serial_latencies).ravel()[0])
-    assert paged == flat + 1.0
+    assert paged == flat + 2.0
 
 
 @pytest.mark.parametrize("arch", ["h100", "mi300x"])
@@ -434,15 +435,17 @@ def test_aiter_persistent_mla_reads_its_work_list_before_its_keys():
     model = get_model("attention").fn
     p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in
          dict(batch=4, heads=128, kv_heads=1, seq_q=1, seq_kv=64, head_dim=576, head_dim_v=512).items()}  # fmt: skip
-    p.update(causal=False, phase="fwd", kv_shared=True, paged=True)
+    p.update(causal=False, phase="fwd", kv_shared=True)
 
-    def latencies(arch):
-        L = model(p, load_arch(arch), "fp8").launch
+    def latencies(arch, paged):
+        L = model({**p, "paged": paged}, load_arch(arch), "fp8").launch
         return float(np.ravel(L.serial_latencies)[0]), float(np.ravel(L.kernel_latencies)[0])
 
-    (s300, k300), (s100, k100) = latencies("mi300x"), latencies("h100")
+    (s300, k300), (s100, k100) = latencies("mi300x", False), latencies("h100", False)
     assert k300 == 3.0 and k100 == 0.0
     assert s300 == s100 + 1.0 + 1.0  # the work item's bounds, and the reduce kernel H100 runs only when split
+    # paged, the work item's bounds are the sequence bounds every paged kernel reads first
+    assert latencies("mi300x", True)[0] == s300 + 1.0 and latencies("h100", True)[0] == s100 + 2.0
 
 
 def test_once_per_kernel_latencies_are_not_paid_per_round():

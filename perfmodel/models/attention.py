@@ -127,9 +127,11 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_m=bo,
         tile_n=bi,
         tile_k=d,
-        # Q/K/V prologue (after the block-table entry it needs, when paged), O store (+ combine kernel)
-        serial_latencies=np.where(combine, 3.0, 2.0) + (1.0 if p.get("paged", False) else 0.0)
-        + (1.0 if persistent else 0.0),  # a persistent kernel's work item: its bounds, then its loads
+        # Q/K/V prologue, O store (+ combine kernel); paged, the K/V wait for their block-table
+        # entry, which waits for the sequence's bounds: its length (vLLM's paged_attention_kernel
+        # reads seq_lens[seq_idx] before its block table), or a persistent kernel's work item
+        serial_latencies=np.where(combine, 3.0, 2.0) + (2.0 if p.get("paged", False) else 0.0)
+        + (1.0 if persistent and not p.get("paged", False) else 0.0),
         # AITER's persistent MLA: the work range a CU reads first, the reduce's two index maps
         kernel_latencies=3.0 if persistent else 0.0,
         # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
