@@ -469,3 +469,18 @@ def test_cublas_reduces_split_k_in_a_kernel_of_its_own():
         overhead = load_arch(arch).launch_overhead_s
         assert split.terms_s["launch"] == pytest.approx(n_split * overhead)
         assert whole.terms_s["launch"] == pytest.approx(overhead)
+
+
+def test_a_grouped_gemm_tile_reads_its_group_pointers_before_its_operands():
+    """A grouped GEMM's tile loads its group's A/B/C pointers from the launch's pointer arrays
+    before its first operand loads: one more serial round trip than the same strided batch."""
+    from perfmodel.arch import load_arch
+    from perfmodel.models.registry import get_model
+
+    arch = load_arch("mi300x")
+    shape = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in dict(m=512, n=4096, k=4096).items()}
+    grouped = get_model("grouped_gemm").fn({**shape, "groups": np.array([8.0])}, arch, "bf16")
+    batched = get_model("gemm").fn({**shape, "batch": np.array([8.0])}, arch, "bf16")
+    g = float(np.ravel(grouped.launch.serial_latencies)[0])
+    b = float(np.ravel(batched.launch.serial_latencies)[0])
+    assert g == b + 1.0

@@ -26,5 +26,8 @@ from perfmodel.work import Work
 )
 def grouped_gemm(p: dict, arch, dtype: str) -> Work:
     work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["groups"], **gemm_tiling.config_args(p))
+    # each tile reads its group's operand pointers from the launch's pointer arrays before its
+    # first loads (CUTLASS's ptr_A[problem_idx], the Triton tutorial's group_a_ptrs)
+    launch.serial_latencies = launch.serial_latencies + 1.0
     work.launch = launch
     return work
