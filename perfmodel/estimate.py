@@ -166,7 +166,7 @@ def _busy_cu_workgroups(grid, arch: Arch, wgs_per_cu) -> np.ndarray:
     """Workgroups resident at once on a CU that has work: the grid's share per CU, at least one
     (a grid smaller than the CUs leaves some idle, not the busy ones emptier), at most what the
     CU holds."""
-    return np.minimum(np.maximum(grid / arch.cus, 1.0), wgs_per_cu)
+    return clip_from_one(grid / arch.cus, wgs_per_cu)
 
 
 def occupancy(arch: Arch, work: Work, shape) -> dict[str, np.ndarray]:
@@ -747,7 +747,8 @@ def estimate(
         terms.time[NO_WORK] = np.zeros(shape)
         terms.naive[NO_WORK] = np.zeros(shape)
     L = work.launch
-    fill = np.asarray(L.serial_latencies if L else 0.0, dtype=float) * latency_s(arch, arch.memory_level)
+    lat = latency_s(arch, arch.memory_level)
+    fill = np.asarray(L.serial_latencies if L else 0.0, dtype=float) * lat
     if L is not None and np.any(np.asarray(L.tile_m) > 0):
         # one workgroup per CU: no other tile runs while a tile waits for its first operands or
         # drains its stores, so every round of tiles pays the prologue and epilogue again
@@ -760,7 +761,7 @@ def estimate(
         # steps during the current tile's epilogue, so only the first round fills the pipeline
         fill = fill + _pipeline_fill(L, faster, rounds, alone & (arch.vendor == "AMD"), shape)
     if L is not None and np.any(np.asarray(L.kernel_latencies) > 0):  # once per kernel, not per round
-        fill = fill + np.asarray(L.kernel_latencies, dtype=float) * latency_s(arch, arch.memory_level)
+        fill = fill + np.asarray(L.kernel_latencies, dtype=float) * lat
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
     kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
     launch = arch.launch_overhead_s * kernels if include_launch else None

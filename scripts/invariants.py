@@ -59,8 +59,10 @@ def times(arch: str, b, h, hk, sq, skv, d, causal=False, dtype="bf16", **extra):
 def latent_times(arch: str, b, h, sq, skv):
     """MLA decode times (`kv_shared`), fp8 where the spec has fp8 matrix rates."""
     from perfmodel.arch import load_arch
+    from perfmodel.vocab import MATRIX_PIPES
 
-    dtype = "fp8" if load_arch(arch).has("mfma", "fp8") or load_arch(arch).has("tensor", "fp8") else "bf16"
+    spec = load_arch(arch)
+    dtype = "fp8" if any(spec.has(pipe, "fp8") for pipe in MATRIX_PIPES) else "bf16"
     one = np.ones_like(b)
     return times(arch, b, h, one, sq, skv, 576 * one, dtype=dtype, head_dim_v=512 * one, kv_shared=True)
 

@@ -450,10 +450,11 @@ def test_aiter_persistent_mla_reads_its_work_list_before_its_keys():
 
 def test_once_per_kernel_latencies_are_not_paid_per_round():
     from perfmodel.estimate import estimate
+    from perfmodel.rates import latency_s
     from perfmodel.work import Launch, Work
 
     arch = load_arch("mi300x")
-    lat = 422e-9  # the mi300x spec's device-memory latency
+    lat = latency_s(arch, arch.memory_level)
 
     def t(rounds, kernel_latencies):
         w = Work(flops={"mfma:bf16": 1.0})

@@ -108,6 +108,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
     r = tiles.Rates.of(arch, pipe, pdt)
     bo, bi, lanes, split = _choose_blocks(arch, r, x)
     persistent = _combine_always(arch, x)  # AITER's persistent MLA decode (see `_combine_always`)
+    paged = bool(p.get("paged", False))
     combine = (split > 1) | persistent
     _add_flops(work, arch, x, pipe, pdt, bi)
     t = tiles.panel_traffic(
@@ -128,10 +129,10 @@ def attention(p: dict, arch, dtype: str) -> Work:
         tile_n=bi,
         tile_k=d,
         # Q/K/V prologue, O store (+ combine kernel); paged, the K/V wait for their block-table
-        # entry, which waits for the sequence's bounds: its length (vLLM's paged_attention_kernel
-        # reads seq_lens[seq_idx] before its block table), or a persistent kernel's work item
-        serial_latencies=np.where(combine, 3.0, 2.0) + (2.0 if p.get("paged", False) else 0.0)
-        + (1.0 if persistent and not p.get("paged", False) else 0.0),
+        # entry; that entry (or, unpaged, a persistent kernel's loads) waits for the sequence's
+        # bounds: its length (vLLM's paged_attention_kernel reads seq_lens[seq_idx] before its
+        # block table) or a persistent kernel's work item
+        serial_latencies=np.where(combine, 3.0, 2.0) + (1.0 if paged else 0.0) + (1.0 if paged or persistent else 0.0),
         # AITER's persistent MLA: the work range a CU reads first, the reduce's two index maps
         kernel_latencies=3.0 if persistent else 0.0,
         # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
@@ -151,7 +152,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         lockstep=x.phase == "bwd",
     )
     work.serial = _side_kernels(arch, dtype, x)
-    if p.get("paged", False):  # one 4-byte block-table entry per block of each sequence
+    if paged:  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
         traffic.add_stream(work, arch, read=x.b * blocks * 4.0)
         work.notes.append("paged KV cache: K/V blocks gathered through a block table (4 B per block)")
