@@ -178,17 +178,44 @@ def loaded_core_clock(arch: Arch, matrix_pipes: list[str], first_principles: boo
     archspec's ``measured: clock: <pipe>``, e.g. MI300X 1207 MHz at 750 W, AMD's "Measuring
     Max-Achievable FLOPs" blog) runs its softmax, rescaling, epilogue and on-chip traffic at that
     clock too. Matrix rates need no scaling: the measured GEMM rates they come from ran at it.
-    1.0 without a matrix pipe, without a measured clock, or in first-principles mode."""
+    Without a measured clock, the clock those GEMM rates imply (`implied_matrix_clock`).
+    1.0 without a matrix pipe, without either figure, or in first-principles mode."""
     if first_principles or not matrix_pipes:
         return 1.0, ""
     pipe = matrix_pipes[0]
     clk = arch.clock_under_load(pipe)
+    how = "measured"
+    if clk >= arch.clock_hz:
+        clk, how = implied_matrix_clock(arch, pipe), "implied by the measured GEMM rates"
     if clk >= arch.clock_hz:
         return 1.0, ""
     return clk / arch.clock_hz, (
-        f"VALU, SFU, LDS, L1 and L2 at the clock measured under {pipe} load "
+        f"VALU, SFU, LDS, L1 and L2 at the clock {how} under {pipe} load "
         f"({clk / 1e6:.0f} of {arch.clock_hz / 1e6:.0f} MHz)"
     )
+
+
+_IMPLIED_CLOCK: dict[tuple, float] = {}
+
+
+def implied_matrix_clock(arch: Arch, pipe: str) -> float:
+    """The lowest core clock (Hz) at which the spec's measured library-GEMM rates are possible.
+
+    `compute_rate` takes a GEMM's rate as rate per clock x CUs x clock x ``matrix_efficiency``
+    (AMD's MAF GEMMs reach 94 % of the FLOPs possible at the clock they ran at); solved for the
+    clock, each measured rate (over its benchmark's wave fill) gives the clock it ran at, or a
+    higher one where that library was less efficient. The largest over the dtypes, capped at the
+    spec clock: the peak clock where the spec has no GEMM-level figure for the pipe."""
+    figs = gemm_level_figures(arch, pipe)
+    key = (arch.key, arch.cus, arch.clock_hz, pipe, tuple((d, q.value) for d, q in figs.items()))
+    if key not in _IMPLIED_CLOCK:
+        eff = constants()["matrix_efficiency"]["value"]
+        clocks = [
+            q.value / benchmark_fill(arch, pipe, d, q) / (arch.rate(pipe, d).value * arch.cus * eff)
+            for d, q in figs.items()
+        ]
+        _IMPLIED_CLOCK[key] = min(arch.clock_hz, max(clocks, default=arch.clock_hz))
+    return _IMPLIED_CLOCK[key]
 
 
 def platform(arch: Arch) -> str:

@@ -157,9 +157,44 @@ def test_a_matrix_kernel_runs_its_other_pipes_and_on_chip_levels_at_the_loaded_c
     assert _epilogue_drain(a, occ, gw.launch, False, ratio)[0] == pytest.approx(
         _epilogue_drain(a, occ, gw.launch, False)[0] / ratio
     )
-    b = load_arch("mi355x")  # no measured clock under load
+    b = load_arch("mi308x")  # neither a measured clock under load nor a measured GEMM rate
     eb = estimate(model.fn(p, b, "bf16"), b)
     assert eb.rates_used.rate["compute:valu:fp32"] == pytest.approx(compute_rate(b, "valu", "fp32")[0])
+
+
+def test_without_a_measured_clock_the_measured_gemm_rates_imply_one():
+    """A GEMM rate is rate per clock x CUs x clock x matrix_efficiency (0.94, AMD's MAF blog, from
+    MI300X): solved for the clock, MI325X's measured BF16 843 TFLOP/s gives the 1447 MHz AMD
+    measured beside it (an independent check: the 0.94 came from MI300X), and MI355X, which has
+    GEMM rates but no clock, runs its VALU and on-chip levels at the highest clock its rates imply."""
+    from perfmodel.models.registry import get_model
+    from perfmodel.rates import (
+        benchmark_fill,
+        compute_rate,
+        constants,
+        gemm_level_figures,
+        implied_matrix_clock,
+    )
+
+    m325 = load_arch("mi325x")
+    assert implied_matrix_clock(m325, "mfma") == pytest.approx(m325.clock_under_load("mfma"), rel=0.01)
+    b = load_arch("mi355x")
+    figs = gemm_level_figures(b, "mfma")
+    eff = constants()["matrix_efficiency"]["value"]
+    want = max(q.value / benchmark_fill(b, "mfma", d, q) / (b.rate("mfma", d).value * b.cus * eff) for d, q in figs.items())
+    assert implied_matrix_clock(b, "mfma") == pytest.approx(min(want, b.clock_hz))
+    ratio = implied_matrix_clock(b, "mfma") / b.clock_hz
+    assert 0.5 < ratio < 0.8  # well below the 2400 MHz peak clock
+    model = get_model("attention")
+    p = {name: spec.default for name, spec in model.params.items()} | {
+        "batch": np.array([2.0]), "heads": np.array([32.0]), "seq_q": np.array([4096.0]), "head_dim": np.array([128.0])
+    }
+    e = estimate(model.fn(p, b, "bf16"), b)
+    assert e.rates_used.rate["compute:valu:fp32"] == pytest.approx(compute_rate(b, "valu", "fp32")[0] * ratio)
+    assert "implied by the measured GEMM rates" in e.rates_used.provenance["compute:valu:fp32"]
+    # first principles uses no measured figure, so no clock either
+    fp = estimate(model.fn(p, b, "bf16"), b, first_principles=True)
+    assert fp.rates_used.rate["compute:valu:fp32"] == pytest.approx(compute_rate(b, "valu", "fp32", True)[0])
 
 
 def test_bandwidth_efficiency_constants_are_the_medians_of_the_shipped_specs():
