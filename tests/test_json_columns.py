@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from perfmodel.columns import Columns
-from perfmodel.output import json_objects
+from perfmodel.output import _floats, json_objects
 
 
 def _finite(v):
@@ -81,6 +81,27 @@ def test_float_columns_long_and_short_repeated_and_not():
     ]
     for col in columns:
         _check(("t", "u"), [{"t": v, "u": i} for i, v in enumerate(col)])
+
+
+def test_whole_float_columns_written_as_ints():
+    """A column of whole floats is written from ints (`output._whole`): every magnitude up to
+    1e16 and the floats about 2**53 (spacing 2 above it) and 1e16 (exponent form from there
+    on), beside 0.0, -0.0 and negatives (which keep the repr)."""
+    rng = random.Random(7)
+    big = [float(2**53 + d) for d in range(-8, 9)] + [9999999999999998.0, 1e16 - 2, 1e16, 1e16 + 2, 2.0**63, 1e17]
+    columns = [
+        [float(rng.randint(0, 10 ** rng.randint(0, 16))) for _ in range(400)],
+        [float(2 * rng.randint(2**52, 5 * 10**15 - 1)) for _ in range(400)],  # even, from 2**53 to 1e16
+        [v for v in big if v < 1e16],
+        big,
+        [0.0, 1.0, 2.0] * 50,
+        [0.0, -0.0, 3.0] * 50,
+        [5.0, -2.0, 7.0] * 50,
+    ]
+    for col in columns:
+        _check(("t", "u"), [{"t": v, "u": i} for i, v in enumerate(col)])
+        assert json_objects(("t",), [col]) == [f'{{"t": {v!r}}}' for v in col]
+    assert [_floats(c)[0] for c in columns] == ["%d.0", "%d.0", "%d.0", "%s", "%d.0", "%r", "%s"]
 
 
 def test_columns_of_dicts_and_nested_columns():
