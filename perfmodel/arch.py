@@ -163,9 +163,13 @@ class Arch:
     def achievable_flops(self, pipe: str, dtype: str) -> SpecValue | None:
         return self._measured.get("compute", {}).get(pipe, {}).get(dtype)
 
+    def measured_clock(self, what: str = "mfma") -> SpecValue | None:
+        """The spec's measured clock under a sustained load of one pipe (`measured: clock:`), or None."""
+        return self._measured.get("clock", {}).get(what)
+
     def clock_under_load(self, what: str = "mfma") -> float:
         """The clock a sustained load runs at (measured), falling back to the peak clock."""
-        q = self._measured.get("clock", {}).get(what)
+        q = self.measured_clock(what)
         return q.value if q is not None else self.clock_hz
 
     # --- memory -------------------------------------------------------------------------

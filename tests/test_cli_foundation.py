@@ -117,6 +117,19 @@ def test_arch_show_json_structure(fmt):
     ), "every number shows its source"
 
 
+def test_arch_show_the_clock_under_matrix_load_measured_or_implied():
+    """The clock a matrix kernel's other pipes run at: MI300X's is measured (1207 MHz), MI355X's
+    only implied by its GEMM rates, which stays out of the measured column; MI308X has neither."""
+    rows = {}
+    for key in ("mi300x", "mi355x", "mi308x"):
+        doc = json.loads(_ok(["arch", "show", key, "--format", "json"]))
+        rows[key] = {d["ceiling"]: d for d in doc["derived"]}["clock under mfma load"]
+    assert rows["mi300x"]["measured"] == pytest.approx(1207) and "hipBLASLt" in rows["mi300x"]["measured_by"]
+    assert rows["mi355x"]["measured"] is None and "implied by the measured GEMM rates" in rows["mi355x"]["derivation"]
+    assert rows["mi355x"]["theoretical"] == pytest.approx(2400)
+    assert rows["mi308x"]["measured"] is None and "the spec clock" in rows["mi308x"]["derivation"]
+
+
 def test_arch_show_rdna(tmp_path):
     out = _ok(["arch", "show", "rx7900xtx"])
     assert "wmma:fp16" in out and "vram" in out
