@@ -137,32 +137,29 @@ def show_rows(key: str) -> tuple[list[dict], list[dict]]:
 
 def _loaded_clock_rows(a) -> list[dict]:
     """The core clock under a sustained matrix load, per matrix pipe: the one the estimator runs a
-    matrix kernel's VALU, SFU, LDS, L1 and L2 at (`rates.loaded_core_clock`), measured or implied
-    by the spec's measured GEMM rates; shown so that an implied figure is never taken for a
-    measurement."""
-    from perfmodel.rates import implied_matrix_clock
+    matrix kernel's VALU, SFU, LDS, L1 and L2 at (`rates.matrix_load_clock`); an implied clock
+    stays out of the measured column, so that it is never taken for a measurement."""
+    from perfmodel.rates import matrix_load_clock
     from perfmodel.vocab import MATRIX_PIPES
 
     rows = []
     for pipe in (p for p in MATRIX_PIPES if p in a.pipes()):
-        measured = a.clock_under_load(pipe)
-        # the implied clock runs the GEMM model (numpy) for its benchmarks' wave fill: only where
-        # no clock was measured
-        implied = implied_matrix_clock(a, pipe) if measured >= a.clock_hz else a.clock_hz
-        if measured < a.clock_hz:
-            how = "the spec's measured clock (measured: clock)"
-        elif implied < a.clock_hz:  # derived, not measured: it stays out of the measured column
-            how = f"{implied / 1e6:.0f} MHz implied by the measured GEMM rates (rate / (flop/clk/CU x CUs x matrix_efficiency))"
+        hz, how = matrix_load_clock(a, pipe)
+        measured = how == "measured"
+        if measured:
+            derivation = "the spec's measured clock (measured: clock)"
+        elif how:
+            derivation = f"{hz / 1e6:.0f} MHz {how} (rate / (flop/clk/CU x CUs x matrix_efficiency))"
         else:
-            how = "no clock under load measured or implied: the spec clock"
+            derivation = "no clock under load measured or implied: the spec clock"
         rows.append(
             {
                 "ceiling": f"clock under {pipe} load",
                 "theoretical": a.clock_hz / 1e6,
-                "measured": measured / 1e6 if measured < a.clock_hz else None,
+                "measured": hz / 1e6 if measured else None,
                 "unit": "MHz",
-                "derivation": how,
-                "measured_by": a.measured_clock(pipe).extra.get("benchmark", "") if measured < a.clock_hz else "",
+                "derivation": derivation,
+                "measured_by": a.measured_clock(pipe).extra.get("benchmark", "") if measured else "",
             }
         )
     return rows
