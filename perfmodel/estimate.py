@@ -253,11 +253,17 @@ def _compute_terms(
     padding of partial tiles: `Launch.useful_fraction`); FLOPs / peak for the naive roof. The
     other pipes run at the core clock of the kernel (`rates.loaded_core_clock`). A VALU key whose
     instructions the model counted (`Work.valu_issue`, not packed) is timed by them: the FLOP rate
-    counts each lane slot as an FMA's 2 FLOPs, so a slot takes 2 FLOP-equivalents."""
+    counts each lane slot as an FMA's 2 FLOPs, so a slot takes 2 FLOP-equivalents. A key in
+    `Work.rate_as` is timed at the named dtype's achievable rate; its naive roof stays its own
+    dtype's peak."""
     useful = np.asarray(work.launch.useful_fraction if work.launch else 1.0, dtype=float)
     for key, f in work.flops.items():
         pipe, dtype = split_flop_key(key)
         rate, peak, prov = compute_rate(arch, pipe, dtype, first_principles, packed=key in work.packed)
+        if key in work.rate_as:  # the kernel's instructions run at another dtype's rate
+            as_dtype, why = work.rate_as[key]
+            rate, _, as_prov = compute_rate(arch, pipe, as_dtype, first_principles)
+            prov = f"the {as_dtype} rate ({as_prov}): {why}"
         if pipe not in MATRIX_PIPES and clock[0] < 1.0:
             rate, prov = rate * clock[0], f"{prov}; {clock[1]}"
         t = compute_term(key)

@@ -361,21 +361,67 @@ def test_hopper_latent_decode_runs_flashmla_tiles():
 
 def test_aiter_latent_decode_always_runs_its_reduce_kernel():
     """AITER's persistent MLA decode (gfx942/gfx950) dispatches mla_reduce_v1 after every stage-1
-    call, split or not: two kernels where one short context needs no split. Ordinary attention
-    and Hopper's MLA keep one kernel when the keys are not split."""
+    call, split or not: a second kernel, timed on its own grid (`Work.serial`), where one short
+    context needs no split. In bf16 (not that fp8 path) the combine stays booked with the main
+    kernel; ordinary attention and Hopper's MLA keep one kernel when the keys are not split."""
     from perfmodel.arch import load_arch
 
     kw = dict(batch=[1.0], heads=[128.0], kv_heads=[1.0], seq_q=[1.0], seq_kv=[21.0], head_dim=[576.0],
               head_dim_v=[512.0], causal=False, phase="fwd")  # fmt: skip
     model = get_model("attention").fn
 
-    def kernels(arch, shared):
+    def kernels(arch, shared, dtype="fp8"):
         w = model({**{k: np.asarray(v) if isinstance(v, list) else v for k, v in kw.items()}, "kv_shared": shared},
-                  load_arch(arch), "fp8")  # fmt: skip
-        return float(np.asarray(w.launch.kernels).ravel()[0])
+                  load_arch(arch), dtype)  # fmt: skip
+        own = float(np.asarray(w.launch.kernels).ravel()[0])
+        return own + sum(float(np.asarray(k.launch.kernels).ravel()[0]) for k in w.serial), own
 
-    assert kernels("mi300x", True) == kernels("mi355x", True) == 2.0
-    assert kernels("mi300x", False) == kernels("h100", True) == 1.0
+    assert kernels("mi300x", True) == kernels("mi355x", True) == (2.0, 1.0)
+    assert kernels("mi355x", True, "bf16") == (2.0, 2.0)
+    assert kernels("mi300x", False)[0] == kernels("h100", True)[0] == 1.0
+
+
+def test_aiter_mla_planner_splits_a_sequence_over_at_most_32_cus():
+    """AITER's MLA metadata spreads the work over min(CUs, 32 x batch) workgroups (the benchmark
+    harness's max_split_per_batch 32), in 16-token granules with 16 more charged per work item:
+    one 8192-token sequence runs on 31 CUs of an MI355X, not on all 256; 16 of them take 16
+    splits each (528 tokens per CU); a 21-token context at batch 32 is not split at all."""
+    model = get_model("attention").fn
+    base = dict(heads=128, kv_heads=1, seq_q=1, head_dim=576, head_dim_v=512)
+
+    def grid(arch, batch, seq_kv):
+        p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in {**base, "batch": batch, "seq_kv": seq_kv}.items()}
+        p.update(causal=False, phase="fwd", kv_shared=True, paged=True, block_size=1)
+        return float(np.ravel(model(p, load_arch(arch), "fp8").launch.grid)[0])
+
+    assert grid("mi355x", 1, 8192) == 31
+    assert grid("mi355x", 16, 8192) == 16 * 16
+    assert grid("mi300x", 32, 21) == 32
+    assert grid("mi300x", 1, 70000) == 32
+
+
+def test_gfx950_mla_decode_runs_at_the_bf16_matrix_rate():
+    """AITER's MLA decode issues v_mfma_f32_16x16x32_fp8_fp8, which gfx950 runs in 4 passes like
+    its bf16 16x16x32 (LLVM's gfx950 llvm-mca test): half the fp8 peak, which only the f8f6f4
+    instructions reach. The FLOPs stay fp8 FLOPs; only their rate is bf16's. On gfx942 the
+    instruction is the fp8 peak's own."""
+    from perfmodel.estimate import estimate
+    from perfmodel.rates import compute_rate
+
+    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in
+         dict(batch=64, heads=128, kv_heads=1, seq_q=1, seq_kv=23333, head_dim=576, head_dim_v=512).items()}  # fmt: skip
+    p.update(causal=False, phase="fwd", kv_shared=True, paged=True, block_size=1)
+    model = get_model("attention").fn
+
+    def used(arch):
+        w = model(p, load_arch(arch), "fp8")
+        assert "mfma:fp8" in w.flops and "mfma:bf16" not in w.flops
+        return estimate(w, load_arch(arch)).rates_used
+
+    u355 = used("mi355x")
+    assert u355.rate["compute:mfma:fp8"] == compute_rate(load_arch("mi355x"), "mfma", "bf16")[0]
+    assert "bf16 rate" in u355.provenance["compute:mfma:fp8"]
+    assert used("mi300x").rate["compute:mfma:fp8"] == compute_rate(load_arch("mi300x"), "mfma", "fp8")[0]
 
 
 def test_a_paged_cache_waits_for_its_block_table_before_the_first_keys():
@@ -431,7 +477,8 @@ def test_aiter_latent_decode_splits_to_fill_the_cus_not_per_256_keys():
 def test_aiter_persistent_mla_reads_its_work_list_before_its_keys():
     """AITER's persistent MLA decode (gfx942/gfx950) reads its CU's work range, then each work
     item's bounds, before the block table and the keys; its reduce reads two index maps before
-    the partials. Per work item one more round trip, per kernel three, which no round repeats."""
+    the partials. Per work item one more round trip, per kernel one (and two in the reduce
+    kernel), which no round repeats."""
     model = get_model("attention").fn
     p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in
          dict(batch=4, heads=128, kv_heads=1, seq_q=1, seq_kv=64, head_dim=576, head_dim_v=512).items()}  # fmt: skip
@@ -442,8 +489,10 @@ def test_aiter_persistent_mla_reads_its_work_list_before_its_keys():
         return float(np.ravel(L.serial_latencies)[0]), float(np.ravel(L.kernel_latencies)[0])
 
     (s300, k300), (s100, k100) = latencies("mi300x", False), latencies("h100", False)
-    assert k300 == 3.0 and k100 == 0.0
-    assert s300 == s100 + 1.0 + 1.0  # the work item's bounds, and the reduce kernel H100 runs only when split
+    assert k300 == 1.0 and k100 == 0.0  # the CU's work range
+    assert s300 == s100 + 1.0  # the work item's bounds
+    reduce = model({**p, "paged": False}, load_arch("mi300x"), "fp8").serial[-1].launch
+    assert float(np.ravel(reduce.kernel_latencies)[0]) == 2.0  # the reduce's two index maps
     # paged, the work item's bounds are the sequence bounds every paged kernel reads first
     assert latencies("mi300x", True)[0] == s300 + 1.0 and latencies("h100", True)[0] == s100 + 2.0
 
