@@ -329,6 +329,30 @@ def test_block_scaling_keeps_a_second_accumulator():
     assert not gemm_tiling.rescales_on_valu(arch, "mfma", "mx")
 
 
+def test_block_scaled_fp8_on_gfx950_runs_at_the_bf16_rate():
+    """AITER's block-scaled FP8 CK kernels load 16 fp8 elements per lane along K, so CK selects
+    the single-rate MFMA, which gfx950 runs at the bf16 rate (half the fp8 peak of its f8f6f4
+    instructions): their FLOPs stay fp8 FLOPs timed at the bf16 rate. Per-tensor and MX FP8 keep
+    the fp8 rate, and gfx942 (no double-rate fp8 instruction) keeps it for block scaling too."""
+    from perfmodel.estimate import estimate
+    from perfmodel.rates import compute_rate
+
+    model = get_model("gemm").fn
+
+    def rate(arch, scaling):
+        a = load_arch(arch)
+        p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in dict(m=4096, n=7168, k=4096, batch=1).items()}
+        w = model({**p, "scaling": scaling, "out_dtype": "bf16"}, a, "fp8")
+        assert "mfma:fp8" in w.flops and "mfma:bf16" not in w.flops
+        return estimate(w, a).rates_used.rate["compute:mfma:fp8"], compute_rate(a, "mfma", "bf16")[0], compute_rate(a, "mfma", "fp8")[0]
+
+    got, bf16, fp8 = rate("mi355x", "block")
+    assert got == bf16 < fp8
+    for arch, scaling in (("mi355x", "tensor"), ("mi355x", "mx"), ("mi300x", "block")):
+        got, _, fp8 = rate(arch, scaling)
+        assert got == fp8, (arch, scaling)
+
+
 def test_block_scaled_gemm_steps_whole_scale_blocks_along_k():
     """A kernel that promotes its partial sums once per 128-element scale block ends every K step
     on a block boundary (AITER's CK blockscale instances: KPerBlock 128 or 256), so its tiles are

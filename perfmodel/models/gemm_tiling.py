@@ -335,6 +335,7 @@ def add_scaling(work: Work, arch, pipe: str, m, n, k, batch, scaling: str) -> No
         work.notes.append(f"{scaling} scales applied by the matrix instructions ({arch.gfx})")
         return
     work.add_flops("valu", "fp32", 2.0 * m * n * batch * blocks)
+    _block_scaled_rate(work, arch, pipe, scaling)
     work.dependent.update(
         {f"{pipe}:{f}" for f in ("fp8", "fp6", "fp4", "int8") if f"{pipe}:{f}" in work.flops}
     )
@@ -342,6 +343,20 @@ def add_scaling(work: Work, arch, pipe: str, m, n, k, batch, scaling: str) -> No
     work.notes.append(
         f"{scaling} scaling: fp32 accumulators rescaled on the VALU every {int(kb)} elements of K"
     )
+
+
+def _block_scaled_rate(work: Work, arch, pipe: str, scaling: str) -> None:
+    """Where block-scaled FP8 runs its matrix instructions at another dtype's rate on this
+    target (`model_constants.yaml` block_scaled_fp8_rate_as: gfx950, where the CK kernels that
+    serve it select the single-rate MFMA), time its FLOPs at that rate (`Work.rate_as`)."""
+    from perfmodel.rates import constants
+
+    c = constants().get("block_scaled_fp8_rate_as", {}).get(arch.gfx)
+    key = f"{pipe}:fp8"
+    if c is None or scaling != "block" or key not in work.flops:
+        return
+    work.rate_as[key] = (c["rate_as"], c["why"])
+    work.notes.append(f"{key} timed at the {c['rate_as']} rate: {c['why']}")
 
 
 # Weight-only quantization (``weight_dtype``): B is stored in a narrower type than the
