@@ -261,9 +261,11 @@ def _compute_terms(
         pipe, dtype = split_flop_key(key)
         rate, peak, prov = compute_rate(arch, pipe, dtype, first_principles, packed=key in work.packed)
         if key in work.rate_as:  # the kernel's instructions run at another dtype's rate
-            as_dtype, why = work.rate_as[key]
-            rate, _, as_prov = compute_rate(arch, pipe, as_dtype, first_principles)
-            prov = f"the {as_dtype} rate ({as_prov}): {why}"
+            as_dtype, why, where = work.rate_as[key]
+            as_rate, _, as_prov = compute_rate(arch, pipe, as_dtype, first_principles)
+            every = np.all(where)
+            rate = as_rate if every else np.where(where, as_rate, rate)
+            prov = f"the {as_dtype} rate ({as_prov}){'' if every else ' where it applies'}: {why}"
         if pipe not in MATRIX_PIPES and clock[0] < 1.0:
             rate, prov = rate * clock[0], f"{prov}; {clock[1]}"
         t = compute_term(key)

@@ -191,6 +191,16 @@ def _list(x, n: int) -> list:
     return np.broadcast_to(np.asarray(x), (n,)).tolist()
 
 
+def _rates_used(rate: dict[str, Any], n: int) -> list[dict[str, float]]:
+    """Each case's achieved rate per term: one dict shared by all cases where every rate is one
+    number for the batch (the usual case), else case by case (`Work.rate_as` where it applies
+    to some cases only)."""
+    if all(np.size(r) == 1 for r in rate.values()):
+        return [{t: float(np.ravel(r)[0]) for t, r in rate.items()}] * n
+    per = {t: _list(np.ravel(r) if np.size(r) > 1 else np.ravel(r)[0], n) for t, r in rate.items()}
+    return [{t: float(v[i]) for t, v in per.items()} for i in range(n)]
+
+
 def _shapes(cases: list[Case]) -> Columns | list[dict[str, Any]]:
     """Each case's shape: its parameters less those left None, whole floats written as ints.
 
@@ -293,7 +303,7 @@ def batch_fields(est: Estimate, cases: list[Case]) -> Table:
         roofline_time_s=_list(est.roofline_time_s, n),
         roofline_bound=_list(est.roofline_bound, n),
         memory_level=[mem] * n,
-        rates_used=[{t: float(np.ravel(r)[0]) for t, r in est.rates_used.rate.items()}] * n,
+        rates_used=_rates_used(est.rates_used.rate, n),
         tile=_tiles(est, n),
         grid=[int(g) for g in _list(est.occupancy["grid"], n)],
         wgs_per_cu=[int(w) for w in _list(est.occupancy["wgs_per_cu"], n)],

@@ -114,10 +114,11 @@ class Work(LevelBytes):
     # FLOP keys issued as packed or dual-issue VALU instructions (v_pk_fma_f32, half2 maths):
     # timed at the spec's full VALU rate instead of the plain single-issue rate
     packed: set[str] = field(default_factory=set)
-    # FLOP keys whose instructions run at another dtype's matrix rate (key -> (dtype, why)): a
-    # kernel issuing gfx950's 16x16x32 fp8 MFMA, which runs at the bf16 rate, not the fp8 peak of
-    # the f8f6f4 instructions. The FLOPs stay under their own key; only their timing changes
-    rate_as: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # FLOP keys whose instructions run at another dtype's matrix rate (key -> (dtype, why, the
+    # cases it applies to: a bool or a bool per case)): a kernel issuing gfx950's 16x16x32 fp8
+    # MFMA, which runs at the bf16 rate, not the fp8 peak of the f8f6f4 instructions. The FLOPs
+    # stay under their own key; only their timing changes
+    rate_as: dict[str, tuple[str, str, Any]] = field(default_factory=dict)
     # terms a model times itself (collectives: "memory:link" seconds over the interconnect), with
     # the part of each that is per-step latency; the estimator adds them beside its own terms
     timed: dict[str, Any] = field(default_factory=dict)

@@ -400,6 +400,24 @@ def test_aiter_mla_planner_splits_a_sequence_over_at_most_32_cus():
     assert grid("mi300x", 1, 70000) == 32
 
 
+def test_aiter_mla_kernel_applies_case_by_case_in_a_batch():
+    """AITER's m16x8 MLA kernels hold 128 query rows (heads x new tokens); a 16-head decode runs
+    another kernel and keeps the ranked blocks. In one batch each case gets its own: the same
+    time, tile and rate as predicted alone."""
+    from perfmodel import predict
+
+    kw = dict(dtype="fp8", kv_heads=1, seq_q=1, seq_kv=4096, head_dim=576, head_dim_v=512, kv_shared=True,
+              paged=True, block_size=1, batch=64)  # fmt: skip
+    both = predict(arch="mi355x", cases=[{"kernel": "attention", "heads": h, **kw} for h in (128, 16)])
+    assert len(both) == 2
+    alone = [predict("attention", arch="mi355x", heads=h, **kw)[0] for h in (128, 16)]
+    assert both[0].tile == alone[0].tile == "128x64x576" and alone[1].tile != "128x64x576"
+    for b, a in zip(both, alone, strict=True):
+        assert b.tile == a.tile and abs(b.time_s / a.time_s - 1) < 1e-9
+        assert b.rates_used["compute:mfma:fp8"] == a.rates_used["compute:mfma:fp8"]
+    assert both[0].rates_used["compute:mfma:fp8"] < both[1].rates_used["compute:mfma:fp8"]
+
+
 def test_gfx950_mla_decode_runs_at_the_bf16_matrix_rate():
     """AITER's MLA decode issues v_mfma_f32_16x16x32_fp8_fp8, which gfx950 runs in 4 passes like
     its bf16 16x16x32 (LLVM's gfx950 llvm-mca test): half the fp8 peak, which only the f8f6f4

@@ -105,23 +105,23 @@ def attention(p: dict, arch, dtype: str) -> Work:
     work = Work()
     x = _problem(p, arch, dtype)
     pipe, pdt = tiles.matrix_pipe(arch, dtype, work.notes)
-    latent = _latent(arch, x)
+    latent, use = _latent(arch, x)
     rate_dtype = latent.get("rate_as", {}).get(pdt) if latent else None
-    r = tiles.Rates.of(arch, pipe, rate_dtype or pdt)
+    r = tiles.Rates.of(arch, pipe, pdt)
     bo, bi, lanes, split = _choose_blocks(arch, r, x)
     persistent = _combine_always(arch, x)  # AITER's persistent MLA decode (see `_combine_always`)
     paged = bool(p.get("paged", False))
     combine = (split > 1) | persistent
     _add_flops(work, arch, x, pipe, pdt, bi)
     if rate_dtype:
-        work.rate_as[f"{pipe}:{pdt}"] = (rate_dtype, latent["rate_as_why"])
+        work.rate_as[f"{pipe}:{pdt}"] = (rate_dtype, latent["rate_as_why"], use)
     t = tiles.panel_traffic(
         arch, x.rows, x.cols, bo, np.ceil(x.cols / split), x.a_row, x.b_col, x.copies, a_unique=x.a_unique, b_frac=x.frac
     )
     tiles.add_operand_reads(work, arch, t)
     # a library whose work planner splits the keys (AITER's persistent MLA) reduces the splits in
     # a kernel of its own, on its own grid (`_latent_reduce`)
-    planned = latent is not None and "split_planner" in latent
+    planned = use & (latent is not None and "split_planner" in latent)
     _add_bytes(work, arch, x, t, lanes, split, reduce_apart=planned)
     d, dv, elem = x.d, x.dv, x.elem
     acc_b = (bo * dv + bo * bi) * 4.0 if x.phase == "fwd" else (bo * (d + dv) + 2.0 * bo * bi) * 4.0
@@ -131,7 +131,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         workgroup_size=lanes,
         vgprs=tiles.vgprs(arch, acc_b, lds_b, lanes),
         lds_bytes=lds_b,
-        bytes_in_flight_per_wave=_latent_flight(arch, x, bi, lanes),
+        bytes_in_flight_per_wave=_latent_flight(arch, x, bi, lanes, latent, use),
         tile_m=bo,
         tile_n=bi,
         tile_k=d,
@@ -139,15 +139,15 @@ def attention(p: dict, arch, dtype: str) -> Work:
         # entry; that entry (or, unpaged, a persistent kernel's loads) waits for the sequence's
         # bounds: its length (vLLM's paged_attention_kernel reads seq_lens[seq_idx] before its
         # block table) or a persistent kernel's work item
-        serial_latencies=np.where(combine & (not planned), 3.0, 2.0) + (1.0 if paged else 0.0) + (1.0 if paged or persistent else 0.0),
+        serial_latencies=np.where(combine & ~planned, 3.0, 2.0) + (1.0 if paged else 0.0) + (1.0 if paged or persistent else 0.0),
         # AITER's persistent MLA: the work range a CU reads first, the reduce's two index maps
-        kernel_latencies=(1.0 if planned else 3.0) if persistent else 0.0,
+        kernel_latencies=np.where(planned, 1.0, 3.0) if persistent else 0.0,
         # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
         # average under a causal mask (the pipeline fill is one of them)
         k_steps=np.maximum(_mean_tile_steps(x, bo, bi, split), 1.0),
         # flash-decoding's combine kernel (a few rows per workgroup, every split's partials loaded
         # at once) is booked here, not as a kernel of its own: see `_side_kernels`
-        kernels=np.where(combine & (not planned), 2.0, 1.0),
+        kernels=np.where(combine & ~planned, 2.0, 1.0),
         useful_fraction=_useful_fraction(x, bo, bi, split),
         stream_k=False,
         tile_imbalance=_tile_imbalance(x, bo, bi),
@@ -159,14 +159,15 @@ def attention(p: dict, arch, dtype: str) -> Work:
         lockstep=x.phase == "bwd",
     )
     work.serial = _side_kernels(arch, dtype, x)
-    if planned:
-        work.serial.append(_latent_reduce(arch, x, split))
-        work.notes.append(
+    if np.any(planned):
+        work.serial.append(_latent_reduce(arch, x, split, planned))
+        work.note(
             "AITER persistent MLA decode: keys split as its work planner splits them (at most"
-            f" {latent['split_planner']['max_splits']} workgroups per sequence), then its reduce kernel"
+            f" {latent['split_planner']['max_splits']} workgroups per sequence), then its reduce kernel",
+            planned,
         )
     if rate_dtype:
-        work.notes.append(f"{pipe}:{pdt} timed at the {rate_dtype} rate: {latent['rate_as_why']}")
+        work.note(f"{pipe}:{pdt} timed at the {rate_dtype} rate: {latent['rate_as_why']}", use)
     if paged:  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
         traffic.add_stream(work, arch, read=x.b * blocks * 4.0)
@@ -175,14 +176,14 @@ def attention(p: dict, arch, dtype: str) -> Work:
     return work
 
 
-def _latent_flight(arch, x: _Problem, bi, lanes):
+def _latent_flight(arch, x: _Problem, bi, lanes, latent: dict | None, use):
     """Bytes a wave keeps in flight in the target's MLA decode kernel: the key blocks it loads
     ahead (`attention_latent_decode_tiles` blocks_in_flight), shared by the workgroup's waves;
     0 (the estimator's default) elsewhere."""
-    latent = _latent(arch, x)
     if latent is None:
         return 0.0
-    return float(latent["blocks_in_flight"]) * bi * x.kv_width * x.elem / np.ceil(lanes / arch.wave_size)
+    flight = float(latent["blocks_in_flight"]) * bi * x.kv_width * x.elem / np.ceil(lanes / arch.wave_size)
+    return np.where(use, flight, 0.0)
 
 
 @dataclass
@@ -329,12 +330,12 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         _, s = with_split(np.where(use, q_b, bo), np.where(use, kv_b, bi), np.where(use, lib_lanes, lanes))
         bo, bi, lanes = np.where(use, q_b, bo), np.where(use, kv_b, bi), np.where(use, lib_lanes, lanes)
         split = np.where(use, s, split)
-    latent = _latent(arch, x)
+    latent, use = _latent(arch, x)
     if latent is not None:  # MLA's absorbed decode: the target's MLA kernel's own tile
-        bo, bi = np.full(x.shape, float(latent["q_block"])), np.full(x.shape, float(latent["kv_block"]))
-        lanes = np.full(x.shape, float(latent["lanes"]))
+        lb, li, ll = (np.full(x.shape, float(latent[k])) for k in ("q_block", "kv_block", "lanes"))
         planner = latent.get("split_planner")
-        split = _planned_splits(r.cus, x, np.ceil(x.rows / bo), planner) if planner else with_split(bo, bi, lanes)[1]
+        ls = _planned_splits(r.cus, x, np.ceil(x.rows / lb), planner) if planner else with_split(lb, li, ll)[1]
+        bo, bi, lanes, split = (np.where(use, a, b) for a, b in ((lb, bo), (li, bi), (ll, lanes), (ls, split)))
     return bo, bi, lanes, split
 
 
@@ -360,13 +361,16 @@ def _combine_always(arch, x: _Problem) -> bool:
     return x.shared and arch.gfx in constants().get("attention_latent_decode_combine_always", {})
 
 
-def _latent(arch, x: _Problem) -> dict | None:
-    """The MLA decode kernel's tile for this case (`latent_decode_tile`), where the case is an
-    absorbed-MLA decode in a dtype that kernel serves (its `dtypes`, where it lists them)."""
+def _latent(arch, x: _Problem) -> tuple[dict | None, np.ndarray]:
+    """The MLA decode kernel's tile (`latent_decode_tile`) and the cases it applies to: absorbed-
+    MLA decodes in a dtype that kernel serves (its `dtypes`) with the query rows (heads x new
+    tokens) it holds (its `q_rows`, where it lists them: AITER's m16x8 kernels hold exactly 128;
+    other head counts run other kernels, which keep the ranked blocks)."""
     latent = latent_decode_tile(arch) if x.shared else None
     if latent is None or ("dtypes" in latent and x.dtype not in latent["dtypes"]):
-        return None
-    return latent
+        return None, np.zeros(x.shape, dtype=bool)
+    use = x.rows == float(latent["q_rows"]) if "q_rows" in latent else np.ones(x.shape, dtype=bool)
+    return (latent, use) if np.any(use) else (None, use)
 
 
 def latent_decode_tile(arch) -> dict | None:
@@ -532,18 +536,19 @@ def _add_relayout(work: Work, arch, x: _Problem, pipe: str) -> None:
     )
 
 
-def _latent_reduce(arch, x: _Problem, split) -> Work:
-    """AITER's MLA reduce (mla_reduce_v1), dispatched after every persistent decode call: per
-    output row it reads each split's fp32 partial O and LSE and writes the bf16 O; a sequence
-    that was not split costs it only the dispatch and its index-map reads."""
+def _latent_reduce(arch, x: _Problem, split, where) -> Work:
+    """AITER's MLA reduce (mla_reduce_v1), dispatched after every persistent decode call (the
+    cases ``where`` holds): per output row it reads each split's fp32 partial O and LSE and
+    writes the bf16 O; a sequence that was not split costs it only the dispatch and its
+    index-map reads."""
     n = x.b * x.h * x.sq * x.dv
     cut = split > 1
-    k = elementwise.helper_kernel(arch, "fp32", True, n, np.where(cut, split * (1.0 + 1.0 / x.dv), 0.0), np.where(cut, 0.5, 0.0))
-    k.launch.kernel_latencies = 2.0  # reduce_indptr, then the partial map, before the partials
+    k = elementwise.helper_kernel(arch, "fp32", where, n, np.where(cut, split * (1.0 + 1.0 / x.dv), 0.0), np.where(cut, 0.5, 0.0))
+    k.launch.kernel_latencies = np.where(where, 2.0, 0.0)  # reduce_indptr, then the partial map, before the partials
     return k
 
 
-def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split, reduce_apart: bool = False) -> None:
+def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split, reduce_apart=False) -> None:
     """LDS staging of the streamed blocks, the outputs, and the split-KV / dQ temporaries."""
     b, h, sq, d, dv, elem = x.b, x.h, x.sq, x.d, x.dv, x.elem
     o_bytes = b * h * sq * dv * elem
@@ -558,7 +563,7 @@ def _add_bytes(work: Work, arch, x: _Problem, t: dict, lanes, split, reduce_apar
         traffic.add_stream(work, arch, write=np.where(reduce_apart & (split > 1), 0.0, o_bytes + lse))
         # under split-KV, the fp32 partial O and LSE, written and read back by the combine
         p = np.where(split > 1, split * (b * h * sq * (dv + 1.0) * 4.0), 0.0)
-        traffic.add_stream(work, arch, read=0.0 if reduce_apart else p, write=p, working_set=p, within_kernel=True)
+        traffic.add_stream(work, arch, read=np.where(reduce_apart, 0.0, p), write=p, working_set=p, within_kernel=True)
         work.note("split-KV (flash-decoding) where query blocks underfill the CUs: fp32 partial O and LSE reduced", split > 1)
         return
     # dQ accumulated in fp32 by atomics in L2, once per key block (zeroed before, converted after)

@@ -355,7 +355,7 @@ def _block_scaled_rate(work: Work, arch, pipe: str, scaling: str) -> None:
     key = f"{pipe}:fp8"
     if c is None or scaling != "block" or key not in work.flops:
         return
-    work.rate_as[key] = (c["rate_as"], c["why"])
+    work.rate_as[key] = (c["rate_as"], c["why"], True)
     work.notes.append(f"{key} timed at the {c['rate_as']} rate: {c['why']}")
 
 
