@@ -106,6 +106,10 @@ def _join(parts: list[Estimate], sizes: list[int]) -> Estimate:
         rates.rate.update(p.rates_used.rate)
         rates.peak.update(p.rates_used.peak)
         rates.provenance.update(p.rates_used.provenance)
+    for t in rates.rate:  # rates that differ by shape (`Work.rate_as` on some shapes): per shape throughout
+        vals = [p.rates_used.rate.get(t, np.nan) for p in parts]
+        if any(np.size(v) > 1 for v in vals) or len({float(np.ravel(v)[0]) for v in vals}) > 1:
+            rates.rate[t] = cat(vals)
     notes = list(dict.fromkeys(t for p in parts for t in p.notes))
     # a note of every shape in one chunk but only of some in another: per shape everywhere
     where = {t: cat([p.note_where.get(t, t in p.notes) for p in parts]) for t in notes}

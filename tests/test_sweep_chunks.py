@@ -57,3 +57,17 @@ def test_a_term_no_shape_has_is_a_key_error():
     s = sweep("gemm", "mi300x", "bf16", m=np.array([1, 8192]), n=4096, k=4096)
     with pytest.raises(KeyError):
         s.term("no such term")
+
+
+def test_a_rate_of_some_shapes_is_joined_per_shape(monkeypatch):
+    """A rate that applies to some shapes only (`Work.rate_as`: AITER's MLA kernel at 128 query
+    rows on gfx950, the ranked blocks at 16) stays per shape when the chunks are joined."""
+    kw = dict(kv_heads=1, seq_q=1, seq_kv=4096, head_dim=576, head_dim_v=512, kv_shared=True, paged=True,
+              block_size=1, batch=64)  # fmt: skip
+    heads = np.array([128.0, 16.0, 16.0, 128.0])
+    whole = sweep("attention", "mi355x", "fp8", heads=heads, **kw).estimate.rates_used.rate["compute:mfma:fp8"]
+    monkeypatch.setattr(sweep_module, "CHUNK", 1)
+    joined = sweep("attention", "mi355x", "fp8", heads=heads, **kw).estimate.rates_used.rate["compute:mfma:fp8"]
+    assert np.shape(whole) == np.shape(joined) == (4,)
+    assert np.array_equal(whole, joined)
+    assert joined[0] == joined[3] < joined[1] == joined[2]
