@@ -141,6 +141,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
         # block table) or a persistent kernel's work item
         serial_latencies=np.where(combine & ~planned, 3.0, 2.0) + (1.0 if paged else 0.0) + (1.0 if paged or persistent else 0.0),
         # AITER's persistent MLA: the work range a CU reads first, the reduce's two index maps
+        # (booked with its own kernel where that is timed apart: `_latent_reduce`)
         kernel_latencies=np.where(planned, 1.0, 3.0) if persistent else 0.0,
         # the main loop's steps: the KV blocks (fwd) or query blocks (bwd) one tile streams, on
         # average under a causal mask (the pipeline fill is one of them)
