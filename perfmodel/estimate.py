@@ -247,7 +247,14 @@ class _Terms:
 
 
 def _compute_terms(
-    work: Work, arch: Arch, q, used: RatesUsed, terms: _Terms, first_principles: bool, clock: tuple[float, str]
+    work: Work,
+    arch: Arch,
+    q,
+    used: RatesUsed,
+    terms: _Terms,
+    notes: tuple[list, dict],
+    first_principles: bool,
+    clock: tuple[float, str],
 ) -> None:
     """FLOPs / achievable rate, stretched by wave quantization (and, on the matrix pipes, by the
     padding of partial tiles: `Launch.useful_fraction`); FLOPs / peak for the naive roof. The
@@ -266,6 +273,7 @@ def _compute_terms(
             every = np.all(where)
             rate = as_rate if every else np.where(where, as_rate, rate)
             prov = f"the {as_dtype} rate ({as_prov}){'' if every else ' where it applies'}: {why}"
+            add_note(*notes, f"{key} timed at the {as_dtype} rate: {why}", None if every else where)
         if pipe not in MATRIX_PIPES and clock[0] < 1.0:
             rate, prov = rate * clock[0], f"{prov}; {clock[1]}"
         t = compute_term(key)
@@ -744,7 +752,7 @@ def estimate(
     notes = (list(dict.fromkeys(work.notes)), dict(work.note_where))
     matrix = sorted({p for p in (split_flop_key(k)[0] for k in work.flops) if p in MATRIX_PIPES})
     clock = loaded_core_clock(arch, matrix, first_principles)
-    _compute_terms(work, arch, occ["quantization"], used, terms, first_principles, clock)
+    _compute_terms(work, arch, occ["quantization"], used, terms, notes, first_principles, clock)
     _integer_terms(work, arch, occ["quantization"], used, terms, notes, clock)
     _dependent_chain(work, arch, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles, clock)

@@ -221,7 +221,7 @@ def test_amd_decode_splits_the_kv_into_256_key_partitions():
     """ROCm decode kernels (vLLM's paged attention, AITER's) split the KV cache into fixed
     256-token partitions; elsewhere the split only fills the CUs (FA2's heuristic)."""
     from perfmodel.models import tiles
-    from perfmodel.models.attention import _choose_blocks, _problem
+    from perfmodel.models.attention import _choose_blocks, _latent, _problem
 
     def split(arch, batch):
         p = {"batch": np.atleast_1d(float(batch)), "heads": np.atleast_1d(32.0), "kv_heads": np.atleast_1d(8.0),
@@ -229,7 +229,7 @@ def test_amd_decode_splits_the_kv_into_256_key_partitions():
              "causal": False, "phase": "fwd"}
         x = _problem(p, arch, "bf16")
         r = tiles.Rates.of(arch, *tiles.matrix_pipe(arch, "bf16", []))
-        return float(_choose_blocks(arch, r, x)[3][0])
+        return float(_choose_blocks(arch, r, x, *_latent(arch, x))[3][0])
 
     assert split(A, 16) >= 8192 / 256  # 16 x 8 KV heads = 128 workgroups would already fill half of 304 CUs
     assert split(load_arch("h100"), 16) < 8192 / 256

@@ -26,7 +26,7 @@ def _without_the_rule(edited_arch):
 
 
 def test_rdna3_spec_says_wmma_cannot_coexecute():
-    for key in ("rx7900xtx", "w7900"):
+    for key in ("rx7900xtx", "w7900", "rx9070xt", "r9700"):  # RDNA3 and RDNA4 (the calculator's 'rdna4' entries)
         q = load_arch(key).valu_coexec("wmma")
         assert q is not None and q.value == 0.0 and q.tag == "R"
     assert load_arch("mi300x").valu_coexec("mfma") is None  # CDNA keeps the waves rule
@@ -44,9 +44,10 @@ def _chain(arch, waves: float) -> dict:
     return {k: float(v[0]) for k, v in t.time.items()}
 
 
+@pytest.mark.parametrize("key", ["rx7900xtx", "rx9070xt"])
 @pytest.mark.parametrize("waves", [1.0, 2.0, 4.0])
-def test_rdna3_chain_is_the_sum_at_any_occupancy(edited_arch, waves):
-    a = load_arch("rx7900xtx")
+def test_rdna3_chain_is_the_sum_at_any_occupancy(edited_arch, waves, key):
+    a = load_arch(key)
     got = _chain(a, waves)
     assert got["compute:wmma:fp16"] == pytest.approx(4.5)  # 3 + 1 + 0.5: nothing runs beside a WMMA
     assert got["compute:valu:fp32"] == 1.0 and got["memory:vram"] == 1.0

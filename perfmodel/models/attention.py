@@ -108,7 +108,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
     latent, use = _latent(arch, x)
     rate_dtype = latent.get("rate_as", {}).get(pdt) if latent else None
     r = tiles.Rates.of(arch, pipe, pdt)
-    bo, bi, lanes, split = _choose_blocks(arch, r, x)
+    bo, bi, lanes, split = _choose_blocks(arch, r, x, latent, use)
     persistent = _combine_always(arch, x)  # AITER's persistent MLA decode (see `_combine_always`)
     paged = bool(p.get("paged", False))
     combine = (split > 1) | persistent
@@ -167,8 +167,6 @@ def attention(p: dict, arch, dtype: str) -> Work:
             f" {latent['split_planner']['max_splits']} workgroups per sequence), then its reduce kernel",
             planned,
         )
-    if rate_dtype:
-        work.note(f"{pipe}:{pdt} timed at the {rate_dtype} rate: {latent['rate_as_why']}", use)
     if paged:  # one 4-byte block-table entry per block of each sequence
         blocks = np.ceil(x.skv / np.asarray(p.get("block_size", 16), dtype=float))
         traffic.add_stream(work, arch, read=x.b * blocks * 4.0)
@@ -281,7 +279,7 @@ def _library_fwd_blocks(arch, x: _Problem):
     return q_b, kv_b, (q_b / 64.0 + 1.0) * 4.0 * arch.wave_size, use
 
 
-def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
+def _choose_blocks(arch, r: tiles.Rates, x: _Problem, latent: dict | None, latent_use):
     """Outer block, inner block, lanes and split-KV per shape, ranked by a local time: compute
     with wave quantization plus traffic (split-KV tried where query blocks underfill the CUs)."""
     # each case ranks the blocks legal for its own head dims (never those of another case)
@@ -331,12 +329,11 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem):
         _, s = with_split(np.where(use, q_b, bo), np.where(use, kv_b, bi), np.where(use, lib_lanes, lanes))
         bo, bi, lanes = np.where(use, q_b, bo), np.where(use, kv_b, bi), np.where(use, lib_lanes, lanes)
         split = np.where(use, s, split)
-    latent, use = _latent(arch, x)
-    if latent is not None:  # MLA's absorbed decode: the target's MLA kernel's own tile
+    if latent is not None:  # MLA's absorbed decode (`_latent`): the target's MLA kernel's own tile
         lb, li, ll = (np.full(x.shape, float(latent[k])) for k in ("q_block", "kv_block", "lanes"))
         planner = latent.get("split_planner")
         ls = _planned_splits(r.cus, x, np.ceil(x.rows / lb), planner) if planner else with_split(lb, li, ll)[1]
-        bo, bi, lanes, split = (np.where(use, a, b) for a, b in ((lb, bo), (li, bi), (ll, lanes), (ls, split)))
+        bo, bi, lanes, split = (np.where(latent_use, a, b) for a, b in ((lb, bo), (li, bi), (ll, lanes), (ls, split)))
     return bo, bi, lanes, split
 
 
@@ -544,7 +541,8 @@ def _latent_reduce(arch, x: _Problem, split, where) -> Work:
     index-map reads."""
     n = x.b * x.h * x.sq * x.dv
     cut = split > 1
-    k = elementwise.helper_kernel(arch, "fp32", where, n, np.where(cut, split * (1.0 + 1.0 / x.dv), 0.0), np.where(cut, 0.5, 0.0))
+    out = dtypes.size("bf16") / dtypes.size("fp32")  # the bf16 O, in the fp32 elements the kernel is counted in
+    k = elementwise.helper_kernel(arch, "fp32", where, n, np.where(cut, split * (1.0 + 1.0 / x.dv), 0.0), np.where(cut, out, 0.0))
     k.launch.kernel_latencies = np.where(where, 2.0, 0.0)  # reduce_indptr, then the partial map, before the partials
     return k
 

@@ -356,7 +356,6 @@ def _block_scaled_rate(work: Work, arch, pipe: str, scaling: str) -> None:
     if c is None or scaling != "block" or key not in work.flops:
         return
     work.rate_as[key] = (c["rate_as"], c["why"], True)
-    work.notes.append(f"{key} timed at the {c['rate_as']} rate: {c['why']}")
 
 
 # Weight-only quantization (``weight_dtype``): B is stored in a narrower type than the
