@@ -36,6 +36,7 @@ from perfmodel.rates import (
 from perfmodel.roofline import largest_term
 from perfmodel.vocab import (
     DEVICE_MEMORY,
+    FEWER_ROWS,
     FILL,
     GLOBAL_PATH,
     INT,
@@ -682,6 +683,30 @@ def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_l
     return bound, time_s + total, nbody + naive
 
 
+def _fewer_rows(sub: Work, at, arch: Arch, shape, terms: _Terms, own, include_launch, first_principles, scope, notes):
+    """The time is at least that of the same operation on fewer rows (`Work.fewer_rows`): a
+    kernel for all the rows also computes the first ones, and an estimate is a lower bound on
+    the time of the fastest kernel, so a lower bound on the smaller problem bounds the larger
+    one. Where the smaller problem's estimate is the larger, it is the time (term
+    ``latency:fewer_rows``) and its bound class the case's; elsewhere nothing changes. Without
+    it, 33 rows could be predicted twice as fast as 32 (the tile ranking picks a 64-row tile with
+    four times the bytes in flight), which no kernel does."""
+    bound, time_s = own
+    e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope)
+    if at is None:
+        t, sub_bound = np.broadcast_to(e.time_s, shape), np.broadcast_to(e.bound, shape)
+    else:
+        t, sub_bound = np.zeros(shape), np.full(shape, UNKNOWN, dtype=object)
+        t[at], sub_bound[at] = e.time_s, e.bound
+    wins = t > time_s
+    if not np.any(wins):
+        return bound, time_s
+    terms.time[FEWER_ROWS] = np.where(wins, t, 0.0)
+    text = "time floored at the estimate of the same GEMM on its first 32 rows (more rows are never faster)"
+    add_note(*notes, text, None if np.all(wins) else wins)
+    return np.where(wins, sub_bound, bound), np.where(wins, t, time_s)
+
+
 def _outer_level_wins_ties(terms: _Terms, names: list[str], idx: np.ndarray, body: np.ndarray, shape) -> np.ndarray:
     """Where a cache level's term equals that of a level behind it on the global-memory path, the
     outer level is the bound: a cache is timed at the outer level's rate when its own figure is
@@ -789,6 +814,8 @@ def estimate(
         bound, time_s, nbody = _serial_kernels(
             work, arch, shape, terms, (bound, time_s, nbody), include_launch, first_principles, notes
         )
+    if work.fewer_rows is not None:
+        bound, time_s = _fewer_rows(work.fewer_rows, work.fewer_rows_at, arch, shape, terms, (bound, time_s), include_launch, first_principles, scope, notes)
     return Estimate(
         arch=arch,
         work=work.with_serial(),

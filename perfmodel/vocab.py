@@ -67,6 +67,7 @@ K_LOOP = "latency:k_loop"  # a tiled kernel's K loop paced by its dependent load
 UNKNOWN = "unknown"
 OVERHEAD = "overhead"
 SERIAL = "serial"  # the time of the other kernels an operation dispatches one after another (Work.serial)
+FEWER_ROWS = "latency:fewer_rows"  # the estimate of the same product on fewer rows (Work.fewer_rows), a floor; bound class latency
 
 # --- timing scopes -----------------------------------------------------------------------------
 # What a measured time covers (the case key ``scope``): ``kernel`` the GPU kernel duration a

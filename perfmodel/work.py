@@ -139,6 +139,10 @@ class Work(LevelBytes):
     # library's layout transposes around a convolution): each is timed on its own and their
     # times add to this kernel's, since kernels of one stream run one after another
     serial: list[Work] = field(default_factory=list)
+    # the same operation on fewer rows (a GEMM's first rows): a kernel for these rows computes
+    # those too, so that estimate is a lower bound on this one's time (`estimate._fewer_rows`)
+    fewer_rows: Work | None = None
+    fewer_rows_at: Any = None  # the cases (`np.nonzero` indices) `fewer_rows` holds, in its order; None: all
     # whether the L2 holds lines that a writer this prediction does not charge left dirty, which
     # this kernel's allocations evict (`traffic.dirty_writeback`): a single cold run, after a
     # write that flushes the cache or behind another kernel (the default); False in the steady

@@ -12,7 +12,10 @@ A fastest implementation never gets slower when it has less to do, so for the sa
 - batch x 2: twice the sequences is never faster (below 0.95x is a defect).
 
 The same seq_kv and batch checks run on MLA's absorbed decode (`kv_shared`, one latent KV head
-of 576 channels whose first 512 are V, fp8 on the targets that have it, bf16 elsewhere).
+of 576 channels whose first 512 are V, fp8 on the targets that have it, bf16 elsewhere), and
+the same rule on dense BF16 GEMMs: more rows (m to the next row count of the grid, which a
+library could run by padding), twice the columns or twice the depth is never faster (below
+0.95x is a defect).
 
 Prints, per GPU and invariant, the worst ratio, how many shapes break it and the worst shape.
 Nothing is asserted: this is a map of where the tile ranking and the estimator disagree.
@@ -67,6 +70,24 @@ def latent_times(arch: str, b, h, sq, skv):
     return times(arch, b, h, one, sq, skv, 576 * one, dtype=dtype, head_dim_v=512 * one, kv_shared=True)
 
 
+GEMM_M = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128, 256, 512, 1024, 4096]
+
+
+def gemm_grid():
+    """(m, n, k) arrays of dense GEMMs: GEMV to square, with the next row count of each m."""
+    rows = [
+        (m, m_next, n, k)
+        for (m, m_next), n, k in itertools.product(zip(GEMM_M, GEMM_M[1:], strict=False), [1024, 4096, 7168, 16384], [1024, 4096, 7168, 16384])
+    ]
+    return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
+
+
+def gemm_times(arch: str, m, n, k):
+    import perfmodel
+
+    return np.asarray(perfmodel.sweep("gemm", arch, "bf16", m=m, n=n, k=k).time_s)
+
+
 def report(arch: str, checks: dict, shapes: tuple) -> None:
     for name, (r, limit, worst) in checks.items():
         i = int(np.argmax(r) if worst is max else np.argmin(r))
@@ -99,7 +120,16 @@ def main() -> None:
             "MLA batch x 2 / batch >= 0.95": (latent_times(arch, 2 * lb, lh, lsq, lskv) / lbase, 0.95, min),
         }
         report(arch, latent, (lb, lh, lsq, lskv))
+        gm, gm_next, gn, gk = gemm_grid()
+        gbase = gemm_times(arch, gm, gn, gk)
+        gemm = {
+            "GEMM next m / m >= 0.95": (gemm_times(arch, gm_next, gn, gk) / gbase, 0.95, min),
+            "GEMM n x 2 / n >= 0.95": (gemm_times(arch, gm, 2 * gn, gk) / gbase, 0.95, min),
+            "GEMM k x 2 / k >= 0.95": (gemm_times(arch, gm, gn, 2 * gk) / gbase, 0.95, min),
+        }
+        report(arch, gemm, (gm, gn, gk))
     print("\nMLA shapes: batch heads seq_q seq_kv (kv_heads 1, head_dim 576, head_dim_v 512).")
+    print("GEMM shapes: m n k (BF16; the next m is the grid's next row count).")
 
 
 if __name__ == "__main__":

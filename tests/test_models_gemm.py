@@ -508,3 +508,30 @@ def test_a_grouped_gemm_tile_reads_its_group_pointers_before_its_operands():
     g = float(np.ravel(grouped.launch.serial_latencies)[0])
     b = float(np.ravel(batched.launch.serial_latencies)[0])
     assert g == b + 1.0
+
+
+def test_more_rows_are_never_faster_than_the_first_32():
+    """33 rows ran on a 64-row tile with four waves in flight, which the estimator timed at half
+    the 32-row skinny tile's latency-bound time; the 32 rows' estimate is now a floor."""
+    import perfmodel
+    from perfmodel.vocab import FEWER_ROWS
+
+    m = np.array([16.0, 32.0, 33.0, 64.0, 128.0, 4096.0])
+    s = perfmodel.sweep("gemm", "mi300x", "bf16", m=m, n=7168.0, k=7168.0)
+    t = np.asarray(s.time_s)
+    assert np.all(np.diff(t) >= -1e-12 * t[:-1])  # never faster with more rows
+    assert t[2] == pytest.approx(t[1])  # 33 rows: the floor binds (was about 0.57x of 32)
+    floor = s.term(FEWER_ROWS)
+    assert floor[2] == pytest.approx(t[1]) and floor[0] == 0 and floor[-1] == 0
+    # the subset evaluation gives what one case alone gives
+    one = perfmodel.sweep("gemm", "mi300x", "bf16", m=64.0, n=7168.0, k=7168.0)
+    assert float(np.asarray(one.time_s)) == pytest.approx(t[3])
+
+
+def test_a_pinned_tile_has_the_same_floor():
+    """The floor is the fastest 32-row kernel's time: a pinned kernel computes those rows too."""
+    import perfmodel
+
+    auto = perfmodel.sweep("gemm", "mi300x", "bf16", m=32.0, n=7168.0, k=7168.0)
+    s = perfmodel.sweep("gemm", "mi300x", "bf16", m=33.0, n=7168.0, k=7168.0, tile="64x128")
+    assert float(s.term("latency:fewer_rows")) == pytest.approx(float(np.asarray(auto.time_s)))
