@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from perfmodel.vocab import (
+    FEWER_ROWS,
     K_LOOP,
     PIPES,
     SERIAL,
@@ -61,7 +62,7 @@ def test_every_suite_prediction_uses_the_vocabulary():
             for t in p.terms_s:
                 kind, k = split_term(t)
                 assert (
-                    t in ("launch", "fill", K_LOOP, SERIAL)
+                    t in ("launch", "fill", K_LOOP, SERIAL, FEWER_ROWS)
                     or (kind == "memory" and k in arch.levels)
                     or (kind == "compute" and split_flop_key(k)[0] in PIPES)
                 ), t
