@@ -535,3 +535,18 @@ def test_a_pinned_tile_has_the_same_floor():
     auto = perfmodel.sweep("gemm", "mi300x", "bf16", m=32.0, n=7168.0, k=7168.0)
     s = perfmodel.sweep("gemm", "mi300x", "bf16", m=33.0, n=7168.0, k=7168.0, tile="64x128")
     assert float(s.term("latency:fewer_rows")) == pytest.approx(float(np.asarray(auto.time_s)))
+
+
+def test_moe_and_grouped_gemm_take_the_same_floor():
+    """Per expert (per group) rows cross 32 as the tokens grow: the fewer tokens' (rows') time
+    is a floor there too."""
+    import perfmodel
+
+    # without the floor: 33 rows 0.67x of 32 (MI300X), 64 rows per expert 0.76x of 32
+    g = perfmodel.sweep("grouped_gemm", "mi300x", "bf16", groups=8.0, m=np.array([32.0, 33.0]), n=1024.0, k=4096.0)
+    t = np.asarray(g.time_s)
+    assert t[1] >= t[0] * (1 - 1e-12)
+    kw = dict(experts=8.0, topk=8.0, hidden=4096.0, inter=1024.0, router=False)
+    moe = perfmodel.sweep("moe", "mi300x", "bf16", tokens=np.array([32.0, 64.0]), **kw)
+    t = np.asarray(moe.time_s)
+    assert t[1] >= t[0] * (1 - 1e-12)  # 32 -> 64 rows per expert

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfmodel.models import gemm_tiling
+from perfmodel.models import fewer_rows, gemm_tiling
 from perfmodel.models.registry import Param, register
-from perfmodel.models.tiles import GEMM_TILES
 from perfmodel.work import Work
 
 
@@ -36,32 +35,12 @@ from perfmodel.work import Work
 )
 def gemm(p: dict, arch, dtype: str) -> Work:
     work = _gemm(p, arch, dtype)
-    shape = np.broadcast_shapes(*(np.shape(p[x]) for x in ("m", "n", "k", "batch")))
-    m = np.broadcast_to(np.asarray(p["m"], dtype=float), shape)
-    near = (m > SKINNY_ROWS) & (m <= TALLEST_ROWS)
-    if not np.any(near):
-        return work
-    # the first SKINNY_ROWS rows, timed on their own, bound the time (`Work.fewer_rows`)
-    at = np.nonzero(near) if shape else None
-    sub = {
-        name: (np.broadcast_to(v, shape)[at] if at is not None and isinstance(v, np.ndarray) and v.ndim else v)
-        for name, v in p.items()
-    }
-    sub["m"] = np.full(len(at[0]), float(SKINNY_ROWS)) if at is not None else float(SKINNY_ROWS)
-    # the fastest 32-row kernel, whatever kernel a case pins: a pinned tile computes those rows too
-    sub["tile"], sub["split_k"] = "auto", 0.0
-    work.fewer_rows, work.fewer_rows_at = _gemm(sub, arch, dtype), at
+    fewer_rows.add_floor(work, p, p["m"], lambda sub: _gemm(sub, arch, dtype), _first_rows, ("m", "n", "k", "batch"))
     return work
 
 
-# The height of the skinny tiles (the 64-lane ones): the most rows a GEMM can have and still run
-# them. Above it the ranking picks a taller tile with more waves and bytes in flight, which the
-# estimator can time faster than the skinny one on fewer rows; the fewer rows' time is a floor.
-# It is looked for up to the tallest tile's rows (one row of tiles, as on the skinny tiles), not
-# beyond: a second estimate of every shape would halve the speed of large sweeps, and above it
-# the floor rarely binds (`python scripts/invariants.py` lists where it still would).
-SKINNY_ROWS = max(t.m for t in GEMM_TILES if t.lanes == 64)
-TALLEST_ROWS = max(t.m for t in GEMM_TILES)
+def _first_rows(sub: dict, n: int) -> None:
+    sub["m"] = np.full(n, float(fewer_rows.SKINNY_ROWS)) if n else float(fewer_rows.SKINNY_ROWS)
 
 
 def _gemm(p: dict, arch, dtype: str) -> Work:

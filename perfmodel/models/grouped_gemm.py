@@ -7,7 +7,9 @@ problems run one after another in grid order (`gemm_tiling.gemm_work` with batch
 
 from __future__ import annotations
 
-from perfmodel.models import gemm_tiling
+import numpy as np
+
+from perfmodel.models import fewer_rows, gemm_tiling
 from perfmodel.models.registry import Param, register
 from perfmodel.work import Work
 
@@ -25,6 +27,16 @@ from perfmodel.work import Work
     default_dtype="bf16",
 )
 def grouped_gemm(p: dict, arch, dtype: str) -> Work:
+    work = _grouped_gemm(p, arch, dtype)
+    fewer_rows.add_floor(work, p, p["m"], lambda sub: _grouped_gemm(sub, arch, dtype), _first_rows, ("groups", "m", "n", "k"))
+    return work
+
+
+def _first_rows(sub: dict, n: int) -> None:
+    sub["m"] = np.full(n, float(fewer_rows.SKINNY_ROWS)) if n else float(fewer_rows.SKINNY_ROWS)
+
+
+def _grouped_gemm(p: dict, arch, dtype: str) -> Work:
     work, launch = gemm_tiling.gemm_work(arch, dtype, p["m"], p["n"], p["k"], p["groups"], **gemm_tiling.config_args(p))
     # each tile reads its group's operand pointers from the launch's pointer arrays before its
     # first loads (CUTLASS's ptr_A[problem_idx], the Triton tutorial's group_a_ptrs)

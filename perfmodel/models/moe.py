@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from perfmodel.errors import InputError
-from perfmodel.models import activations, gemm_tiling, tiles, traffic
+from perfmodel.models import activations, fewer_rows, gemm_tiling, tiles, traffic
 from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
 
@@ -57,6 +57,33 @@ def touched_experts(tokens, experts, topk):
     default_dtype="bf16",
 )
 def moe(p: dict, arch, dtype: str) -> Work:
+    work = _moe(p, arch, dtype)
+    t, e, k = floats(p, "tokens", "experts", "topk")
+    fewer_rows.add_floor(
+        work, p, t * k / touched_experts(t, e, k), lambda sub: _moe(sub, arch, dtype), _fewer_tokens,
+        ("tokens", "experts", "topk", "hidden", "inter"),
+    )  # fmt: skip
+    return work
+
+
+def _fewer_tokens(sub: dict, n: int) -> None:
+    """The most tokens whose experts get at most `fewer_rows.SKINNY_ROWS` rows each: a sub-problem
+    of the layer (fewer tokens), found by bisection (rows per expert grow with the tokens)."""
+    e, k = (np.asarray(sub[x], dtype=float) for x in ("experts", "topk"))
+    lo, hi = np.ones(np.broadcast(e, k).shape), np.asarray(sub["tokens"], dtype=float) * np.ones(np.broadcast(e, k).shape)
+    def fits(t):
+        return t * k / touched_experts(t, e, k) <= fewer_rows.SKINNY_ROWS
+
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        ok = fits(mid)
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    whole = np.floor(hi)  # hi is just above the last token count that fits: whole tokens
+    whole = np.maximum(np.where(fits(whole), whole, whole - 1.0), 1.0)
+    sub["tokens"] = whole if n else float(whole)
+
+
+def _moe(p: dict, arch, dtype: str) -> Work:
     t, e, k, hd, it = floats(p, "tokens", "experts", "topk", "hidden", "inter")
     if np.any(k > e):
         raise InputError("expected topk <= experts", key="topk")

@@ -1,0 +1,47 @@
+"""More rows are never faster: the floor a tiled product takes from its own first rows.
+
+A GEMM of M rows computes its first 32 as well, so its fastest kernel cannot take less time
+than the fastest kernel for 32 rows; an estimate is a lower bound on that time, so the estimate
+of the smaller problem bounds the larger one (`Work.fewer_rows`, `estimate._fewer_rows`). The
+32 is the height of the skinny 64-lane tiles: above it the tile ranking picks a taller tile with
+more waves and bytes in flight, which the estimator can time faster than the skinny tile on fewer
+rows. See docs/models-tiled.md, "More rows are never faster".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from perfmodel.models.tiles import GEMM_TILES
+from perfmodel.work import Work
+
+SKINNY_ROWS = max(t.m for t in GEMM_TILES if t.lanes == 64)
+# Looked for up to the tallest tile's rows (one row of tiles, as on the skinny tiles), not
+# beyond: a second estimate of every shape would halve the speed of large sweeps, and above it
+# the floor rarely binds (`python scripts/invariants.py` lists where it still would).
+TALLEST_ROWS = max(t.m for t in GEMM_TILES)
+
+
+def add_floor(
+    work: Work, p: dict, rows, fn: Callable[[dict], Work], shrink: Callable[[dict, int], None], shape_keys: tuple[str, ...]
+) -> None:
+    """Set ``work.fewer_rows`` to ``fn`` of the cases whose ``rows`` per problem lie in
+    (SKINNY_ROWS, TALLEST_ROWS], with their parameters cut down by ``shrink(sub, n)`` (``n`` cases)
+    to SKINNY_ROWS rows per problem. The fastest kernel of those rows is timed whatever
+    configuration a case pins (`tile=`, `split_k=`): a pinned kernel computes them too."""
+    shape = np.broadcast_shapes(*(np.shape(p[x]) for x in shape_keys))
+    rows = np.broadcast_to(np.asarray(rows, dtype=float), shape)
+    near = (rows > SKINNY_ROWS) & (rows <= TALLEST_ROWS)
+    if not np.any(near):
+        return
+    at = np.nonzero(near) if shape else None
+    sub = {
+        name: (np.broadcast_to(v, shape)[at] if at is not None and isinstance(v, np.ndarray) and v.ndim else v)
+        for name, v in p.items()
+    }
+    if "tile" in sub:
+        sub["tile"], sub["split_k"] = "auto", 0.0
+    shrink(sub, len(at[0]) if at is not None else 0)
+    work.fewer_rows, work.fewer_rows_at = fn(sub), at
