@@ -318,6 +318,21 @@ def test_stencil_mi300x_mall(mi300x):
     assert val(w.flops, "valu:fp64") == 49 * cells
 
 
+def test_stencil_round_robin_xcds_refetch_neighbours():
+    # MI300A (6 XCDs, private 4 MiB L2 each), 256^3 fp64, 7 points: the 3 planes (1.5 MiB) fit
+    # one L2, but workgroup i runs on XCD i mod 6: its x neighbours (i +- 1) always sit on
+    # another XCD, its y neighbours (i +- 4 tiles per row) and z neighbours (i +- 256 tiles per
+    # plane) too (4 and 256 are not multiples of 6), so the MALL serves the whole L2 factor,
+    # (3 + 2/64 + 2/4) G; HBM still reads the grid once
+    cells = 256**3
+    w = run("stencil", load_arch("mi300a"), "fp64", nx=256, ny=256, nz=256, points=7)
+    assert val(w.bytes_read, "mall") == pytest.approx((3 + 2 / 64 + 2 / 4) * 8 * cells)
+    assert val(w.bytes_read, "hbm") == 8 * cells
+    # MI300X (8 XCDs): 256 tiles per plane is a multiple of 8, so the z neighbours share an XCD
+    w = run("stencil", load_arch("mi300x"), "fp64", nx=256, ny=256, nz=256, points=7)
+    assert val(w.bytes_read, "mall") == pytest.approx((1 + 2 / 64 + 2 / 4) * 8 * cells)
+
+
 def test_stencil_small_fits(mi300x, warm):
     w = run("stencil", mi300x, "fp64", nx=64, ny=64, nz=64)  # 2 MiB in, 2 MiB out
     assert val(w.bytes, "hbm") == 0 and val(w.bytes, "l2") > 0

@@ -14,7 +14,9 @@ Launch: 64 x 4 work-item workgroups (one wave along x), one z plane each; each l
 - beyond L2: the grid once (compulsory) if the 2r+1 planes of one output slab fit one L2
   instance (per XCD on MI300); otherwise the kernel is blocked in x-y (subdomains marched along
   z, as the fastest published stencils are: AMD lab notes' Laplacian series) so that one block's
-  planes stay in L2, and only the blocks' x-y halos are read again (`_block_halo`);
+  planes stay in L2, and only the blocks' x-y halos are read again (`_block_halo`); on several
+  XCDs with private L2s, the unblocked kernel's neighbours on other XCDs are fetched again
+  past L2 (`_xcd_apart`);
 - writes: G at every level the grid's traffic reaches (no read-for-ownership).
 The warm steady state applies throughout: a grid (input + output) that fits a cache is served
 from it (`traffic.stream_traffic`).
@@ -40,6 +42,23 @@ def _block_halo(l2_bytes: float, planes, rx, ry, s: float):
     halo on its x and y sides: (1 + 2 rx / B) (1 + 2 ry / B), B = sqrt(L2 / 2 / (planes s))."""
     b = np.sqrt(l2_bytes / 2.0 / (np.asarray(planes, dtype=float) * s))
     return (1.0 + 2.0 * rx / b) * (1.0 + 2.0 * ry / b)
+
+
+def _xcd_apart(arch, nx, ny, zr, hx, hy, box) -> np.ndarray:
+    """Read factor beyond L2 of the unblocked kernel where workgroups go round-robin over several
+    XCDs, each with a private L2 (MI300: workgroup i on XCD i mod xcds): a workgroup's x
+    neighbours (i +- 1) always sit on other XCDs, its y neighbours (i +- tiles per row) and z
+    neighbours (i +- tiles per plane) unless that count is a multiple of the XCDs, and an L2
+    never holds what another XCD's L2 fetched, so each of those re-reads crosses L2 again: the
+    L2 factor with only the shared neighbours counted once. 1 on a single L2."""
+    x = float(max(arch.xcds, 1))
+    if x <= 1:
+        return np.ones_like(np.asarray(nx, dtype=float))
+    per_row = sc.ceil_div(nx, BX)
+    per_plane = per_row * sc.ceil_div(ny, BY)
+    z = zr * (np.mod(per_plane, x) != 0)
+    y = hy * (np.mod(per_row, x) != 0)
+    return np.where(box, (z + 1) * (1 + hx) * (1 + y), z + 1 + hx + y)
 
 
 def radius(points) -> np.ndarray:
@@ -108,10 +127,12 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     halo = _block_halo(l2_cap, zr + 1, r * ax["x"], r * ax["y"], s)
     caps = traffic.serving_capacities(arch)
     beyond = sc.beyond(arch, "l2")
-    for lv in beyond:
+    apart = _xcd_apart(arch, nx, ny, zr, hx, hy, box)
+    for i, lv in enumerate(beyond):
         # a neighbouring block's halo was read moments ago: a memory-side cache serves it
         served = lv not in caps and any(c in caps for c in beyond)
-        factor[lv] = np.where(miss & (not served), halo, 1.0)
+        # the unblocked kernel on several XCDs: the first level beyond L2 serves every re-fetch
+        factor[lv] = np.where(miss & (not served), halo, np.where(miss | (i > 0), 1.0, apart))
     for lv in br:
         w.add_bytes(lv, read=br[lv] * factor.get(lv, 1.0), write=bw[lv])
 
