@@ -83,6 +83,8 @@ def test_time_never_below_theoretical_roof_and_bound_matches_largest_term(arch, 
     ok |= np.array([any(stack[j, i] >= top[i] for j in np.flatnonzero(short == b)) for i, b in enumerate(s.bound)])
     # where the operation's other kernels (Work.serial) take longest, the bound is theirs
     ok |= (largest == "serial") & np.array([is_bound_label(b) for b in s.bound])
+    # where the fewer rows' estimate floors the time (Work.fewer_rows), the bound is that estimate's
+    ok |= (largest == "latency:fewer_rows") & np.array([is_bound_label(b) for b in s.bound])
     assert ok.all(), set(zip(s.bound[~ok], largest[~ok], strict=True))
 
 
