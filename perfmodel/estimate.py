@@ -693,18 +693,28 @@ def _fewer_rows(sub: Work, at, arch: Arch, shape, terms: _Terms, own, include_la
     four times the bytes in flight), which no kernel does."""
     bound, time_s = own
     e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope)
-    if at is None:
-        t, sub_bound = np.broadcast_to(e.time_s, shape), np.broadcast_to(e.bound, shape)
-    else:
-        t, sub_bound = np.zeros(shape), np.full(shape, UNKNOWN, dtype=object)
-        t[at], sub_bound[at] = e.time_s, e.bound
-    wins = t > time_s
-    if not np.any(wins):
+    text = "time floored at the estimate of the same product on its first 32 rows (more rows are never faster)"
+    if at is None:  # every case has the floor (a scalar case, or a batch all of whose rows qualify)
+        t = np.broadcast_to(e.time_s, shape)
+        wins = t > time_s
+        if not np.any(wins):
+            return bound, time_s
+        terms.time[FEWER_ROWS] = np.where(wins, t, 0.0)
+        add_note(*notes, text, None if np.all(wins) else wins)
+        return np.where(wins, np.broadcast_to(e.bound, shape), bound), np.where(wins, t, time_s)
+    # a subset: only its cases are compared and changed (the object array of bounds stays whole)
+    won = np.asarray(e.time_s) > time_s[at]
+    if not np.any(won):
         return bound, time_s
-    terms.time[FEWER_ROWS] = np.where(wins, t, 0.0)
-    text = "time floored at the estimate of the same GEMM on its first 32 rows (more rows are never faster)"
-    add_note(*notes, text, None if np.all(wins) else wins)
-    return np.where(wins, sub_bound, bound), np.where(wins, t, time_s)
+    where = tuple(a[won] for a in at)
+    floor = np.zeros(shape)
+    floor[where] = np.asarray(e.time_s)[won]
+    terms.time[FEWER_ROWS] = floor
+    time_s, bound = np.array(time_s), np.array(bound)
+    time_s[where] = floor[where]
+    bound[where] = np.asarray(e.bound)[won]
+    add_note(*notes, text, floor > 0)
+    return bound, time_s
 
 
 def _outer_level_wins_ties(terms: _Terms, names: list[str], idx: np.ndarray, body: np.ndarray, shape) -> np.ndarray:
