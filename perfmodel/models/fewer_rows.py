@@ -45,3 +45,8 @@ def add_floor(
         sub["tile"], sub["split_k"] = "auto", 0.0
     shrink(sub, len(at[0]) if at is not None else 0)
     work.fewer_rows, work.fewer_rows_at = fn(sub), at
+
+
+def first_rows(sub: dict, n: int) -> None:
+    """``shrink`` of a product whose rows per problem are its ``m``: the first SKINNY_ROWS."""
+    sub["m"] = np.full(n, float(SKINNY_ROWS)) if n else float(SKINNY_ROWS)

@@ -35,12 +35,8 @@ from perfmodel.work import Work
 )
 def gemm(p: dict, arch, dtype: str) -> Work:
     work = _gemm(p, arch, dtype)
-    fewer_rows.add_floor(work, p, p["m"], lambda sub: _gemm(sub, arch, dtype), _first_rows, ("m", "n", "k", "batch"))
+    fewer_rows.add_floor(work, p, p["m"], lambda sub: _gemm(sub, arch, dtype), fewer_rows.first_rows, ("m", "n", "k", "batch"))
     return work
-
-
-def _first_rows(sub: dict, n: int) -> None:
-    sub["m"] = np.full(n, float(fewer_rows.SKINNY_ROWS)) if n else float(fewer_rows.SKINNY_ROWS)
 
 
 def _gemm(p: dict, arch, dtype: str) -> Work:

@@ -7,8 +7,6 @@ problems run one after another in grid order (`gemm_tiling.gemm_work` with batch
 
 from __future__ import annotations
 
-import numpy as np
-
 from perfmodel.models import fewer_rows, gemm_tiling
 from perfmodel.models.registry import Param, register
 from perfmodel.work import Work
@@ -28,12 +26,8 @@ from perfmodel.work import Work
 )
 def grouped_gemm(p: dict, arch, dtype: str) -> Work:
     work = _grouped_gemm(p, arch, dtype)
-    fewer_rows.add_floor(work, p, p["m"], lambda sub: _grouped_gemm(sub, arch, dtype), _first_rows, ("groups", "m", "n", "k"))
+    fewer_rows.add_floor(work, p, p["m"], lambda sub: _grouped_gemm(sub, arch, dtype), fewer_rows.first_rows, ("groups", "m", "n", "k"))
     return work
-
-
-def _first_rows(sub: dict, n: int) -> None:
-    sub["m"] = np.full(n, float(fewer_rows.SKINNY_ROWS)) if n else float(fewer_rows.SKINNY_ROWS)
 
 
 def _grouped_gemm(p: dict, arch, dtype: str) -> Work:

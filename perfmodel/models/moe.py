@@ -69,11 +69,12 @@ def moe(p: dict, arch, dtype: str) -> Work:
 def _fewer_tokens(sub: dict, n: int) -> None:
     """The most tokens whose experts get at most `fewer_rows.SKINNY_ROWS` rows each: a sub-problem
     of the layer (fewer tokens), found by bisection (rows per expert grow with the tokens)."""
-    e, k = (np.asarray(sub[x], dtype=float) for x in ("experts", "topk"))
-    lo, hi = np.ones(np.broadcast(e, k).shape), np.asarray(sub["tokens"], dtype=float) * np.ones(np.broadcast(e, k).shape)
-    def fits(t):
-        return t * k / touched_experts(t, e, k) <= fewer_rows.SKINNY_ROWS
+    t, e, k = np.broadcast_arrays(*(np.asarray(sub[x], dtype=float) for x in ("tokens", "experts", "topk")))
 
+    def fits(tokens):
+        return tokens * k / touched_experts(tokens, e, k) <= fewer_rows.SKINNY_ROWS
+
+    lo, hi = np.ones_like(t), t.copy()
     for _ in range(40):
         mid = 0.5 * (lo + hi)
         ok = fits(mid)
