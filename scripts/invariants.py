@@ -9,7 +9,8 @@ A fastest implementation never gets slower when it has less to do, so for the sa
 - seq_kv x 2: twice the keys is never faster (below 0.95x is a defect);
 - GQA: sharing K/V among g query heads reads less and computes the same, so GQA time <= the time
   of the same heads without sharing (above 1.1x is a defect: the kernel could run it unshared);
-- batch x 2: twice the sequences is never faster (below 0.95x is a defect).
+- batch x 2: twice the sequences is never faster (below 0.95x is a defect);
+- seq_q next: more query tokens (the grid's next count) is never faster (below 0.95x is a defect).
 
 The same seq_kv and batch checks run on MLA's absorbed decode (`kv_shared`, one latent KV head
 of 576 channels whose first 512 are V, fp8 on the targets that have it, bf16 elsewhere), and
@@ -36,11 +37,20 @@ def grid():
     rows = [
         (b, h, h // g, sq, skv, d)
         for b, h, g, sq, skv, d in itertools.product(
-            [1, 8, 64], [8, 32, 128], [1, 4, 8], [1, 2, 4, 16, 128, 1024, 4096], [128, 1024, 8192], [64, 128, 256]
+            [1, 8, 64], [8, 32, 128], [1, 4, 8], SEQ_Q, [128, 1024, 8192], [64, 128, 256]
         )
         if h % g == 0 and sq <= skv
     ]
     return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
+
+
+SEQ_Q = [1, 2, 4, 16, 128, 1024, 4096]
+
+
+def next_q(sq, skv):
+    """The grid's next query count after each ``sq``, where it does not exceed the keys."""
+    nxt = np.array([next((q for q in SEQ_Q if q > s), s) for s in sq], dtype=float)
+    return np.where(nxt <= skv, nxt, sq)
 
 
 def latent_grid():
@@ -111,6 +121,8 @@ def main() -> None:
             "seq_kv x 2 / seq_kv >= 0.95": (times(arch, b, h, hk, sq, 2 * skv, d) / base, 0.95, min),
             "GQA / unshared heads <= 1.1": (base / times(arch, b, h, h, sq, skv, d), 1.1, max),
             "batch x 2 / batch >= 0.95": (times(arch, 2 * b, h, hk, sq, skv, d) / base, 0.95, min),
+            # the next query count of the grid, at most the keys (else the shape's own: ratio 1)
+            "seq_q next / seq_q >= 0.95": (times(arch, b, h, hk, next_q(sq, skv), skv, d) / base, 0.95, min),
         }
         report(arch, checks, (b, h, hk, sq, skv, d))
         lb, lh, lsq, lskv = latent_grid()

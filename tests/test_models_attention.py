@@ -531,3 +531,28 @@ def test_once_per_kernel_latencies_are_not_paid_per_round():
 
     assert t(1, 3.0) - t(1, 0.0) == pytest.approx(3 * lat, rel=1e-6)
     assert t(4, 3.0) - t(4, 0.0) == pytest.approx(3 * lat, rel=1e-6)
+
+
+def test_more_query_tokens_are_never_faster():
+    """16 queries of 8 heads over 1024 keys ran split-KV on few workgroups (latency-limited) and
+    17 or 128 on more query blocks, which the estimator timed 0.66x and 0.50x of the 16-query
+    time (MI300X); the fewer queries' estimates (16, 4, 1) are now a floor."""
+    import perfmodel
+
+    sq = np.array([1.0, 4.0, 16.0, 17.0, 128.0, 1024.0])
+    t = np.asarray(perfmodel.sweep("attention", "mi300x", "bf16", batch=1.0, heads=8.0, seq_q=sq, seq_kv=1024.0, head_dim=128.0).time_s)
+    assert np.all(np.diff(t) >= -1e-12 * t[:-1])
+    # seq_kv left to its default (= seq_q): the floor keeps the whole problem's keys
+    own = perfmodel.sweep("attention", "mi300x", "bf16", batch=1.0, heads=8.0, seq_q=64.0, head_dim=128.0)
+    same = perfmodel.sweep("attention", "mi300x", "bf16", batch=1.0, heads=8.0, seq_q=64.0, seq_kv=64.0, head_dim=128.0)
+    assert float(np.asarray(own.time_s)) == pytest.approx(float(np.asarray(same.time_s)))
+
+
+def test_mla_latent_decode_has_no_query_floor():
+    import perfmodel
+
+    s = perfmodel.sweep(
+        "attention", "mi355x", "fp8", batch=64.0, heads=32.0, kv_heads=1.0, seq_q=4.0, seq_kv=70000.0,
+        head_dim=576.0, head_dim_v=512.0, kv_shared=True, paged=True, block_size=1.0,
+    )  # fmt: skip
+    assert "latency:fewer_rows" not in s.terms

@@ -34,7 +34,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import elementwise, tiles, traffic
+from perfmodel.models import elementwise, fewer_rows, tiles, traffic
 from perfmodel.models.registry import Param, floats, register
 from perfmodel.rates import transcendental_rate
 from perfmodel.work import Launch, Work
@@ -102,6 +102,33 @@ def _candidates(arch, dims: tuple[float, float, bool], elem: float, phase: str):
     default_dtype="bf16",
 )
 def attention(p: dict, arch, dtype: str) -> Work:
+    work = _attention(p, arch, dtype)
+    if not p.get("kv_shared", False):
+        fewer_rows.add_floor(
+            work, p, p["seq_q"], lambda sub: attention(sub, arch, dtype), _fewer_queries,
+            ("batch", "heads", "seq_q", "head_dim"), above=1.0, up_to=np.inf,
+        )  # fmt: skip
+    return work
+
+
+# Query counts whose estimates floor a larger count's (`_fewer_queries`): a geometric ladder
+# below the smallest query block (16 rows), each floored in turn by the next one down.
+QUERY_LADDER = (16.0, 4.0, 1.0)
+
+
+def _fewer_queries(sub: dict, n: int) -> None:
+    """The last queries of each sequence, the ladder's next count below ``seq_q``: a sub-problem
+    of the same attention (the same keys; under a causal mask, aligned bottom-right, they see the
+    keys they saw). Not for MLA's latent decode (`kv_shared`), whose planner's estimates at one
+    and two new tokens are not monotone themselves (docs/models-tiled.md)."""
+    sq = np.asarray(sub["seq_q"], dtype=float)
+    if sub.get("seq_kv") is None:  # seq_kv defaults to seq_q: keep the keys of the whole problem
+        sub["seq_kv"] = sq
+    fewer = np.select([sq > q for q in QUERY_LADDER], QUERY_LADDER, 1.0)
+    sub["seq_q"] = fewer if n else float(fewer)
+
+
+def _attention(p: dict, arch, dtype: str) -> Work:
     work = Work()
     x = _problem(p, arch, dtype)
     pipe, pdt = tiles.matrix_pipe(arch, dtype, work.notes)

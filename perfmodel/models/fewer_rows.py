@@ -5,7 +5,8 @@ than the fastest kernel for 32 rows; an estimate is a lower bound on that time, 
 of the smaller problem bounds the larger one (`Work.fewer_rows`, `estimate._fewer_rows`). The
 32 is the height of the skinny 64-lane tiles: above it the tile ranking picks a taller tile with
 more waves and bytes in flight, which the estimator can time faster than the skinny tile on fewer
-rows. See docs/models-tiled.md, "More rows are never faster".
+rows. Attention takes the same floor from fewer query tokens (`attention.QUERY_LADDER`). See
+docs/models-tiled.md, "More rows are never faster".
 """
 
 from __future__ import annotations
@@ -25,15 +26,22 @@ TALLEST_ROWS = max(t.m for t in GEMM_TILES)
 
 
 def add_floor(
-    work: Work, p: dict, rows, fn: Callable[[dict], Work], shrink: Callable[[dict, int], None], shape_keys: tuple[str, ...]
+    work: Work,
+    p: dict,
+    rows,
+    fn: Callable[[dict], Work],
+    shrink: Callable[[dict, int], None],
+    shape_keys: tuple[str, ...],
+    above: float = SKINNY_ROWS,
+    up_to: float = TALLEST_ROWS,
 ) -> None:
     """Set ``work.fewer_rows`` to ``fn`` of the cases whose ``rows`` per problem lie in
-    (SKINNY_ROWS, TALLEST_ROWS], with their parameters cut down by ``shrink(sub, n)`` (``n`` cases)
-    to SKINNY_ROWS rows per problem. The fastest kernel of those rows is timed whatever
-    configuration a case pins (`tile=`, `split_k=`): a pinned kernel computes them too."""
+    (``above``, ``up_to``], with their parameters cut down by ``shrink(sub, n)`` (``n`` cases) to
+    fewer rows per problem (SKINNY_ROWS for the GEMMs). The fastest kernel of those rows is timed
+    whatever configuration a case pins (`tile=`, `split_k=`): a pinned kernel computes them too."""
     shape = np.broadcast_shapes(*(np.shape(p[x]) for x in shape_keys))
     rows = np.broadcast_to(np.asarray(rows, dtype=float), shape)
-    near = (rows > SKINNY_ROWS) & (rows <= TALLEST_ROWS)
+    near = (rows > above) & (rows <= up_to)
     if not np.any(near):
         return
     at = np.nonzero(near) if shape else None
