@@ -16,7 +16,7 @@ The same seq_kv and batch checks run on MLA's absorbed decode (`kv_shared`, one 
 of 576 channels whose first 512 are V, fp8 on the targets that have it, bf16 elsewhere), and
 the same rule on dense BF16 GEMMs: more rows (m to the next row count of the grid, which a
 library could run by padding), twice the columns or twice the depth is never faster (below
-0.95x is a defect).
+0.95x is a defect), and on convolutions: twice the images is never faster.
 
 Prints, per GPU and invariant, the worst ratio, how many shapes break it and the worst shape.
 Nothing is asserted: this is a map of where the tile ranking and the estimator disagree.
@@ -92,6 +92,18 @@ def gemm_grid():
     return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
 
 
+def conv_grid():
+    """(n, c, hw, k, r) arrays of convolutions: ResNet-like 1x1 and 3x3 layers, 1-32 images."""
+    rows = list(itertools.product([1, 2, 4, 8, 16, 32], [64, 256], [14, 56], [64, 256], [1, 3]))
+    return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
+
+
+def conv_times(arch: str, n, c, hw, k, r):
+    import perfmodel
+
+    return np.asarray(perfmodel.sweep("conv2d", arch, "bf16", n=n, c=c, h=hw, w=hw, k=k, r=r, s=r, pad=(r - 1) / 2).time_s)
+
+
 def gemm_times(arch: str, m, n, k):
     import perfmodel
 
@@ -140,8 +152,12 @@ def main() -> None:
             "GEMM k x 2 / k >= 0.95": (gemm_times(arch, gm, gn, 2 * gk) / gbase, 0.95, min),
         }
         report(arch, gemm, (gm, gn, gk))
+        cn, cc, chw, ck, cr = conv_grid()
+        conv = {"conv2d n x 2 / n >= 0.95": (conv_times(arch, 2 * cn, cc, chw, ck, cr) / conv_times(arch, cn, cc, chw, ck, cr), 0.95, min)}
+        report(arch, conv, (cn, cc, chw, ck, cr))
     print("\nMLA shapes: batch heads seq_q seq_kv (kv_heads 1, head_dim 576, head_dim_v 512).")
     print("GEMM shapes: m n k (BF16; the next m is the grid's next row count).")
+    print("conv2d shapes: n c h(=w) k r(=s) (BF16, stride 1, same padding).")
 
 
 if __name__ == "__main__":

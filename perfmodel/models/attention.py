@@ -103,14 +103,13 @@ def _candidates(arch, dims: tuple[float, float, bool], elem: float, phase: str):
 )
 def attention(p: dict, arch, dtype: str) -> Work:
     work = _attention(p, arch, dtype)
-    keys = ("batch", "heads", "seq_q", "head_dim")
     if not p.get("kv_shared", False):
         fewer_rows.add_floor(
-            work, p, p["seq_q"], lambda sub: attention(sub, arch, dtype), _fewer_queries, keys, above=1.0, up_to=np.inf
+            work, p, p["seq_q"], lambda sub: attention(sub, arch, dtype), _fewer_queries, above=1.0, up_to=np.inf
         )
     else:  # MLA's latent decode: fewer sequences (its query floor would carry a planner spike)
         fewer_rows.add_floor(
-            work, p, p["batch"], lambda sub: attention(sub, arch, dtype), _fewer_sequences, keys, above=1.0, up_to=np.inf
+            work, p, p["batch"], lambda sub: attention(sub, arch, dtype), fewer_rows.fewer_by_four("batch"), above=1.0, up_to=np.inf
         )
     return work
 
@@ -130,15 +129,6 @@ def _fewer_queries(sub: dict, n: int) -> None:
         sub["seq_kv"] = sq
     fewer = np.select([sq > q for q in QUERY_LADDER], QUERY_LADDER, 1.0)
     sub["seq_q"] = fewer if n else float(fewer)
-
-
-def _fewer_sequences(sub: dict, n: int) -> None:
-    """The first sequences of the batch, the next power of 4 below ``batch`` (the ladder of
-    `QUERY_LADDER` continued upward): a sub-problem of the same attention, each rung floored by
-    the next one down."""
-    b = np.asarray(sub["batch"], dtype=float)
-    fewer = 4.0 ** np.floor(np.log(b - 0.5) / np.log(4.0))  # the largest power of 4 below b
-    sub["batch"] = fewer if n else float(fewer)
 
 
 def _attention(p: dict, arch, dtype: str) -> Work:

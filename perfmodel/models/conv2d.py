@@ -40,7 +40,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import elementwise, gemm_tiling, transpose
+from perfmodel.models import elementwise, fewer_rows, gemm_tiling, transpose
 from perfmodel.models.registry import Param, floats, register
 from perfmodel.work import Work
 
@@ -70,6 +70,14 @@ def output_size(h, w, r, s, stride, pad):
     default_dtype="bf16",
 )
 def conv2d(p: dict, arch, dtype: str) -> Work:
+    work = _conv2d(p, arch, dtype)
+    fewer_rows.add_floor(
+        work, p, p["n"], lambda sub: conv2d(sub, arch, dtype), fewer_rows.fewer_by_four("n"), above=1.0, up_to=np.inf
+    )
+    return work
+
+
+def _conv2d(p: dict, arch, dtype: str) -> Work:
     n, c, h, w, k, r, s = floats(p, "n", "c", "h", "w", "k", "r", "s")
     stride = np.asarray(p.get("stride", 1), dtype=float)
     pad = np.asarray(p.get("pad", 0), dtype=float)

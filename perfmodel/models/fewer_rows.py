@@ -31,7 +31,6 @@ def add_floor(
     rows,
     fn: Callable[[dict], Work],
     shrink: Callable[[dict, int], None],
-    shape_keys: tuple[str, ...],
     above: float = SKINNY_ROWS,
     up_to: float = TALLEST_ROWS,
 ) -> None:
@@ -39,7 +38,8 @@ def add_floor(
     (``above``, ``up_to``], with their parameters cut down by ``shrink(sub, n)`` (``n`` cases) to
     fewer rows per problem (SKINNY_ROWS for the GEMMs). The fastest kernel of those rows is timed
     whatever configuration a case pins (`tile=`, `split_k=`): a pinned kernel computes them too."""
-    shape = np.broadcast_shapes(*(np.shape(p[x]) for x in shape_keys))
+    # the batch's shape: every array parameter's, broadcast (a batch shares its text ones)
+    shape = np.broadcast_shapes(np.shape(rows), *(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
     rows = np.broadcast_to(np.asarray(rows, dtype=float), shape)
     near = (rows > above) & (rows <= up_to)
     if not np.any(near):
@@ -58,3 +58,16 @@ def add_floor(
 def first_rows(sub: dict, n: int) -> None:
     """``shrink`` of a product whose rows per problem are its ``m``: the first SKINNY_ROWS."""
     sub["m"] = np.full(n, float(SKINNY_ROWS)) if n else float(SKINNY_ROWS)
+
+
+def fewer_by_four(key: str) -> Callable[[dict, int], None]:
+    """``shrink`` to the largest power of 4 below ``key`` (sequences of an attention batch, images
+    of a convolution): a geometric ladder, each rung floored by the next one down, so a floor
+    costs one estimate per factor of 4 rather than one per smaller count."""
+
+    def shrink(sub: dict, n: int) -> None:
+        v = np.asarray(sub[key], dtype=float)
+        fewer = 4.0 ** np.floor(np.log(v - 0.5) / np.log(4.0))
+        sub[key] = fewer if n else float(fewer)
+
+    return shrink

@@ -60,9 +60,8 @@ def moe(p: dict, arch, dtype: str) -> Work:
     work = _moe(p, arch, dtype)
     t, e, k = floats(p, "tokens", "experts", "topk")
     fewer_rows.add_floor(
-        work, p, t * k / touched_experts(t, e, k), lambda sub: _moe(sub, arch, dtype), _fewer_tokens,
-        ("tokens", "experts", "topk", "hidden", "inter"),
-    )  # fmt: skip
+        work, p, t * k / touched_experts(t, e, k), lambda sub: _moe(sub, arch, dtype), _fewer_tokens
+    )
     return work
 
 
