@@ -687,34 +687,31 @@ def _fewer_rows(sub: Work, at, arch: Arch, shape, terms: _Terms, own, include_la
     """The time is at least that of the same operation on fewer rows (`Work.fewer_rows`): a
     kernel for all the rows also computes the first ones, and an estimate is a lower bound on
     the time of the fastest kernel, so a lower bound on the smaller problem bounds the larger
-    one. Where the smaller problem's estimate is the larger, it is the time (term
-    ``latency:fewer_rows``) and its bound class the case's; elsewhere nothing changes. Without
-    it, 33 rows could be predicted twice as fast as 32 (the tile ranking picks a 64-row tile with
-    four times the bytes in flight), which no kernel does."""
+    one. ``sub`` holds the smaller problems, ``at`` the flat index of the case each floors (a
+    case may have several: one per rung of its family's ladder; the largest counts). Where the
+    floor exceeds the case's own time it is the time (term ``latency:fewer_rows``) and the bound
+    class that smaller problem's; elsewhere nothing changes. Without it, 33 rows could be
+    predicted twice as fast as 32 (the tile ranking picks a 64-row tile with four times the bytes
+    in flight), which no kernel does."""
     bound, time_s = own
     e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope)
-    text = "time floored at the estimate of the same product on its first 32 rows (more rows are never faster)"
-    if at is None:  # every case has the floor (a scalar case, or a batch all of whose rows qualify)
-        t = np.broadcast_to(e.time_s, shape)
-        wins = t > time_s
-        if not np.any(wins):
-            return bound, time_s
-        terms.time[FEWER_ROWS] = np.where(wins, t, 0.0)
-        add_note(*notes, text, None if np.all(wins) else wins)
-        return np.where(wins, np.broadcast_to(e.bound, shape), bound), np.where(wins, t, time_s)
-    # a subset: only its cases are compared and changed (the object array of bounds stays whole)
-    won = np.asarray(e.time_s) > time_s[at]
+    t_sub, b_sub = np.asarray(e.time_s, dtype=float).ravel(), np.asarray(e.bound).ravel()
+    size = int(np.prod(shape)) if shape else 1
+    floor = np.zeros(size)
+    np.maximum.at(floor, at, t_sub)
+    own_t = np.broadcast_to(time_s, shape).ravel()
+    won = floor > own_t
     if not np.any(won):
         return bound, time_s
-    where = tuple(a[won] for a in at)
-    floor = np.zeros(shape)
-    floor[where] = np.asarray(e.time_s)[won]
-    terms.time[FEWER_ROWS] = floor
-    time_s, bound = np.array(time_s), np.array(bound)
-    time_s[where] = floor[where]
-    bound[where] = np.asarray(e.bound)[won]
-    add_note(*notes, text, floor > 0)
-    return bound, time_s
+    top = t_sub >= floor[at]  # the rung that set each case's floor (any of a tie)
+    time_s = np.where(won, floor, own_t).reshape(shape)
+    flat_bound = np.array(np.broadcast_to(bound, shape)).ravel()
+    lead = top & won[at]
+    flat_bound[at[lead]] = b_sub[lead]
+    terms.time[FEWER_ROWS] = np.where(won, floor, 0.0).reshape(shape)
+    text = "time floored at the estimate of the same operation on fewer rows, tokens or images (more work is never faster)"
+    add_note(*notes, text, None if np.all(won) else won.reshape(shape))
+    return flat_bound.reshape(shape), time_s
 
 
 def _outer_level_wins_ties(terms: _Terms, names: list[str], idx: np.ndarray, body: np.ndarray, shape) -> np.ndarray:

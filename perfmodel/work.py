@@ -142,7 +142,7 @@ class Work(LevelBytes):
     # the same operation on fewer rows (a GEMM's first rows): a kernel for these rows computes
     # those too, so that estimate is a lower bound on this one's time (`estimate._fewer_rows`)
     fewer_rows: Work | None = None
-    fewer_rows_at: Any = None  # the cases (`np.nonzero` indices) `fewer_rows` holds, in its order; None: all
+    fewer_rows_at: Any = None  # the flat index of the case each member of `fewer_rows` floors
     # whether the L2 holds lines that a writer this prediction does not charge left dirty, which
     # this kernel's allocations evict (`traffic.dirty_writeback`): a single cold run, after a
     # write that flushes the cache or behind another kernel (the default); False in the steady

@@ -13,7 +13,8 @@ A = load_arch("mi300x")
 
 
 def attn(phase="fwd", causal=False, kv_heads=None, seq_kv=None, **kw):
-    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
+    # numbers as arrays, flags as plain bools (a batch shares its text and bool parameters)
+    p = {k: v if isinstance(v, bool) else np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
     p["kv_heads"] = None if kv_heads is None else np.atleast_1d(np.asarray(kv_heads, dtype=float))
     p["seq_kv"] = None if seq_kv is None else np.atleast_1d(np.asarray(seq_kv, dtype=float))
     p["causal"], p["phase"] = causal, phase
@@ -447,7 +448,8 @@ def test_a_paged_cache_waits_for_its_block_table_before_the_first_keys():
     the sequence's length (vLLM's paged_attention_kernel reads seq_lens[seq_idx] first): two
     more dependent loads in the prologue of a paged decode than of a contiguous one."""
     kw = dict(batch=4, heads=32, kv_heads=8, seq_q=1, seq_kv=1024, head_dim=128)
-    p = {k: np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
+    # numbers as arrays, flags as plain bools (a batch shares its text and bool parameters)
+    p = {k: v if isinstance(v, bool) else np.atleast_1d(np.asarray(v, dtype=float)) for k, v in kw.items()}
     p.update(causal=False, phase="fwd")
     model = get_model("attention").fn
     flat = float(np.asarray(model(p, A, "bf16").launch.serial_latencies).ravel()[0])

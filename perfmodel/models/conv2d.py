@@ -71,9 +71,8 @@ def output_size(h, w, r, s, stride, pad):
 )
 def conv2d(p: dict, arch, dtype: str) -> Work:
     work = _conv2d(p, arch, dtype)
-    fewer_rows.add_floor(
-        work, p, p["n"], lambda sub: conv2d(sub, arch, dtype), fewer_rows.fewer_by_four("n"), above=1.0, up_to=np.inf
-    )
+    images = fewer_rows.setter("n")
+    fewer_rows.add_floor(work, p, p["n"], lambda sub: _conv2d(sub, arch, dtype), images, fewer_rows.BY_FOUR, np.inf)
     return work
 
 

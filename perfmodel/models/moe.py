@@ -59,19 +59,17 @@ def touched_experts(tokens, experts, topk):
 def moe(p: dict, arch, dtype: str) -> Work:
     work = _moe(p, arch, dtype)
     t, e, k = floats(p, "tokens", "experts", "topk")
-    fewer_rows.add_floor(
-        work, p, t * k / touched_experts(t, e, k), lambda sub: _moe(sub, arch, dtype), _fewer_tokens
-    )
+    fewer_rows.add_floor(work, p, t * k / touched_experts(t, e, k), lambda sub: _moe(sub, arch, dtype), _fewer_tokens)
     return work
 
 
-def _fewer_tokens(sub: dict, n: int) -> None:
-    """The most tokens whose experts get at most `fewer_rows.SKINNY_ROWS` rows each: a sub-problem
-    of the layer (fewer tokens), found by bisection (rows per expert grow with the tokens)."""
-    t, e, k = np.broadcast_arrays(*(np.asarray(sub[x], dtype=float) for x in ("tokens", "experts", "topk")))
+def _fewer_tokens(sub: dict, rows: np.ndarray) -> None:
+    """The most tokens whose experts get at most ``rows`` rows each: a sub-problem of the layer
+    (fewer tokens), found by bisection (rows per expert grow with the tokens)."""
+    t, e, k, rows = np.broadcast_arrays(*(np.asarray(sub[x], dtype=float) for x in ("tokens", "experts", "topk")), rows)
 
     def fits(tokens):
-        return tokens * k / touched_experts(tokens, e, k) <= fewer_rows.SKINNY_ROWS
+        return tokens * k / touched_experts(tokens, e, k) <= rows
 
     lo, hi = np.ones_like(t), t.copy()
     for _ in range(40):
@@ -79,8 +77,7 @@ def _fewer_tokens(sub: dict, n: int) -> None:
         ok = fits(mid)
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
     whole = np.floor(hi)  # hi is just above the last token count that fits: whole tokens
-    whole = np.maximum(np.where(fits(whole), whole, whole - 1.0), 1.0)
-    sub["tokens"] = whole if n else float(whole)
+    sub["tokens"] = np.maximum(np.where(fits(whole), whole, whole - 1.0), 1.0)
 
 
 def _moe(p: dict, arch, dtype: str) -> Work:
