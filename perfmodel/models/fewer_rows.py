@@ -66,13 +66,9 @@ def add_floor(
     work.fewer_rows, work.fewer_rows_at = fn(sub), at
 
 
-def set_m(sub: dict, rung: np.ndarray) -> None:
-    """``set_rows`` of a product whose rows per problem are its ``m``."""
-    sub["m"] = rung
-
-
 def setter(key: str) -> Callable[[dict, np.ndarray], None]:
-    """``set_rows`` of the parameter ``key`` (``batch``, ``n``)."""
+    """``set_rows`` of the parameter ``key``: a GEMM's ``m``, an attention's ``batch``, a
+    convolution's ``n``."""
 
     def put(sub: dict, rung: np.ndarray) -> None:
         sub[key] = rung

@@ -35,7 +35,7 @@ from perfmodel.work import Work
 )
 def gemm(p: dict, arch, dtype: str) -> Work:
     work = _gemm(p, arch, dtype)
-    fewer_rows.add_floor(work, p, p["m"], lambda sub: _gemm(sub, arch, dtype), fewer_rows.set_m)
+    fewer_rows.add_floor(work, p, p["m"], lambda sub: _gemm(sub, arch, dtype), fewer_rows.setter("m"))
     return work
 
 
