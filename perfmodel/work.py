@@ -139,8 +139,9 @@ class Work(LevelBytes):
     # library's layout transposes around a convolution): each is timed on its own and their
     # times add to this kernel's, since kernels of one stream run one after another
     serial: list[Work] = field(default_factory=list)
-    # the same operation on fewer rows (a GEMM's first rows): a kernel for these rows computes
-    # those too, so that estimate is a lower bound on this one's time (`estimate._fewer_rows`)
+    # smaller sub-problems of the same operation (a GEMM's first rows, an attention's last queries
+    # or first sequences, a convolution's first images; `models/fewer_rows.py`): a kernel for the
+    # whole computes them too, so their estimates bound this one's time (`estimate._fewer_rows`)
     fewer_rows: Work | None = None
     fewer_rows_at: Any = None  # the flat index of the case each member of `fewer_rows` floors
     # whether the L2 holds lines that a writer this prediction does not charge left dirty, which
