@@ -683,19 +683,21 @@ def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_l
     return bound, time_s + total, nbody + naive
 
 
-def _fewer_rows(sub: Work, at, arch: Arch, shape, terms: _Terms, own, include_launch, first_principles, scope, notes):
+def _fewer_rows(floors: list, arch: Arch, shape, terms: _Terms, own, include_launch, first_principles, scope, notes):
     """The time is at least that of the same operation on fewer rows (`Work.fewer_rows`): a
     kernel for all the rows also computes the first ones, and an estimate is a lower bound on
     the time of the fastest kernel, so a lower bound on the smaller problem bounds the larger
-    one. ``sub`` holds the smaller problems, ``at`` the flat index of the case each floors (a
-    case may have several: one per rung of its family's ladder; the largest counts). Where the
-    floor exceeds the case's own time it is the time (term ``latency:fewer_rows``) and the bound
-    class that smaller problem's; elsewhere nothing changes. Without it, 33 rows could be
-    predicted twice as fast as 32 (the tile ranking picks a 64-row tile with four times the bytes
-    in flight), which no kernel does."""
+    one. Each of ``floors`` is (the smaller problems, the flat index of the case each floors); a
+    case may have several (one per rung of each of its family's ladders) and the largest counts.
+    Where the floor exceeds the case's own time it is the time (term ``latency:fewer_rows``) and
+    the bound class that smaller problem's; elsewhere nothing changes. Without it, 33 rows could
+    be predicted twice as fast as 32 (the tile ranking picks a 64-row tile with four times the
+    bytes in flight), which no kernel does."""
     bound, time_s = own
-    e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope)
-    t_sub, b_sub = np.asarray(e.time_s, dtype=float).ravel(), np.asarray(e.bound).ravel()
+    subs = [estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope) for sub, _ in floors]
+    at = np.concatenate([a for _, a in floors])
+    t_sub = np.concatenate([np.asarray(e.time_s, dtype=float).ravel() for e in subs])
+    b_sub = np.concatenate([np.asarray(e.bound).ravel() for e in subs])
     size = int(np.prod(shape)) if shape else 1
     floor = np.zeros(size)
     np.maximum.at(floor, at, t_sub)
@@ -821,8 +823,8 @@ def estimate(
         bound, time_s, nbody = _serial_kernels(
             work, arch, shape, terms, (bound, time_s, nbody), include_launch, first_principles, notes
         )
-    if work.fewer_rows is not None:
-        bound, time_s = _fewer_rows(work.fewer_rows, work.fewer_rows_at, arch, shape, terms, (bound, time_s), include_launch, first_principles, scope, notes)
+    if work.fewer_rows:
+        bound, time_s = _fewer_rows(work.fewer_rows, arch, shape, terms, (bound, time_s), include_launch, first_principles, scope, notes)
     return Estimate(
         arch=arch,
         work=work.with_serial(),

@@ -142,8 +142,8 @@ class Work(LevelBytes):
     # smaller sub-problems of the same operation (a GEMM's first rows, an attention's last queries
     # or first sequences, a convolution's first images; `models/fewer_rows.py`): a kernel for the
     # whole computes them too, so their estimates bound this one's time (`estimate._fewer_rows`)
-    fewer_rows: Work | None = None
-    fewer_rows_at: Any = None  # the flat index of the case each member of `fewer_rows` floors
+    # each entry: (the smaller problems, the flat index of the case each of them floors)
+    fewer_rows: list[tuple[Work, Any]] = field(default_factory=list)
     # whether the L2 holds lines that a writer this prediction does not charge left dirty, which
     # this kernel's allocations evict (`traffic.dirty_writeback`): a single cold run, after a
     # write that flushes the cache or behind another kernel (the default); False in the steady

@@ -32,6 +32,9 @@ import numpy as np
 ARCHS = "mi300x,mi355x,mi250x,rx7900xtx,h100,a100"
 
 
+SEQ_Q = [1, 2, 4, 16, 128, 1024, 4096]
+
+
 def grid():
     """(batch, heads, kv_heads, seq_q, seq_kv, head_dim) arrays: decode to prefill, MHA to MQA."""
     rows = [
@@ -42,9 +45,6 @@ def grid():
         if h % g == 0 and sq <= skv
     ]
     return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
-
-
-SEQ_Q = [1, 2, 4, 16, 128, 1024, 4096]
 
 
 def next_q(sq, skv):
@@ -59,14 +59,15 @@ def latent_grid():
     return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
 
 
-def times(arch: str, b, h, hk, sq, skv, d, causal=False, dtype="bf16", **extra):
+def swept(kernel: str, arch: str, dtype: str, **params) -> np.ndarray:
+    """Predicted seconds of one family over arrays of shapes."""
     import perfmodel
 
-    return np.asarray(
-        perfmodel.sweep(
-            "attention", arch, dtype, batch=b, heads=h, kv_heads=hk, seq_q=sq, seq_kv=skv, head_dim=d, causal=causal, **extra
-        ).time_s
-    )
+    return np.asarray(perfmodel.sweep(kernel, arch, dtype, **params).time_s)
+
+
+def times(arch: str, b, h, hk, sq, skv, d, causal=False, dtype="bf16", **extra):
+    return swept("attention", arch, dtype, batch=b, heads=h, kv_heads=hk, seq_q=sq, seq_kv=skv, head_dim=d, causal=causal, **extra)
 
 
 def latent_times(arch: str, b, h, sq, skv):
@@ -99,15 +100,11 @@ def conv_grid():
 
 
 def conv_times(arch: str, n, c, hw, k, r):
-    import perfmodel
-
-    return np.asarray(perfmodel.sweep("conv2d", arch, "bf16", n=n, c=c, h=hw, w=hw, k=k, r=r, s=r, pad=(r - 1) / 2).time_s)
+    return swept("conv2d", arch, "bf16", n=n, c=c, h=hw, w=hw, k=k, r=r, s=r, pad=(r - 1) / 2)
 
 
 def gemm_times(arch: str, m, n, k):
-    import perfmodel
-
-    return np.asarray(perfmodel.sweep("gemm", arch, "bf16", m=m, n=n, k=k).time_s)
+    return swept("gemm", arch, "bf16", m=m, n=n, k=k)
 
 
 def report(arch: str, checks: dict, shapes: tuple) -> None:

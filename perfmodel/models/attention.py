@@ -103,9 +103,8 @@ def _candidates(arch, dims: tuple[float, float, bool], elem: float, phase: str):
 )
 def attention(p: dict, arch, dtype: str) -> Work:
     work = _attention(p, arch, dtype)
-    if not p.get("kv_shared", False):
-        fewer_rows.add_floor(work, p, p["seq_q"], lambda sub: _attention(sub, arch, dtype), _fewer_queries, QUERY_LADDER, np.inf)
-    else:  # MLA's latent decode: fewer sequences (its query floor would carry a planner spike)
+    fewer_rows.add_floor(work, p, p["seq_q"], lambda sub: _attention(sub, arch, dtype), _fewer_queries, QUERY_LADDER, np.inf)
+    if p.get("kv_shared", False):  # MLA's latent decode: fewer sequences too (see docs/models-tiled.md)
         batch = fewer_rows.setter("batch")
         fewer_rows.add_floor(work, p, p["batch"], lambda sub: _attention(sub, arch, dtype), batch, fewer_rows.BY_FOUR, np.inf)
     return work
@@ -118,9 +117,7 @@ QUERY_LADDER = (16.0, 4.0, 1.0)
 
 def _fewer_queries(sub: dict, queries: np.ndarray) -> None:
     """The last ``queries`` of each sequence: a sub-problem of the same attention (the same keys;
-    under a causal mask, aligned bottom-right, they see the keys they saw). Not for MLA's latent
-    decode (`kv_shared`), whose planner's estimates at one and two new tokens are not monotone
-    themselves (docs/models-tiled.md)."""
+    under a causal mask, aligned bottom-right, they see the keys they saw)."""
     if sub.get("seq_kv") is None:  # seq_kv defaults to seq_q: keep the keys of the whole problem
         sub["seq_kv"] = sub["seq_q"]
     sub["seq_q"] = queries

@@ -42,12 +42,13 @@ def add_floor(
     ladder: tuple[float, ...] = ROW_LADDER,
     up_to: float = TALLEST_ROWS,
 ) -> None:
-    """Set ``work.fewer_rows`` to ``fn`` (the family's model without its floor) of one batch that
-    holds, for every case whose ``rows`` lie in (the ladder's last rung, ``up_to``], the case at
-    each rung of ``ladder`` below its ``rows``; ``set_rows(sub, rung)`` puts those sizes into the
-    parameters. ``work.fewer_rows_at``: the flat index of the case each member floors. The fastest
-    kernel of the smaller problem is timed whatever configuration a case pins (`tile=`,
-    `split_k=`): a pinned kernel computes those rows too."""
+    """Add to ``work.fewer_rows`` ``fn`` (the family's model without its floors) of one batch
+    that holds, for every case whose ``rows`` lie in (the ladder's last rung, ``up_to``], the
+    case at each rung of ``ladder`` below its ``rows`` (``set_rows(sub, rung)`` puts those sizes
+    into the parameters), with the flat index of the case each member floors. A family may add
+    several ladders (an attention's queries and sequences). The fastest kernel of the smaller
+    problem is timed whatever configuration a case pins (`tile=`, `split_k=`): a pinned kernel
+    computes those rows too."""
     # the batch's shape: every array parameter's, broadcast (a batch shares its text ones)
     shape = np.broadcast_shapes(np.shape(rows), *(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
     flat_rows = np.broadcast_to(np.asarray(rows, dtype=float), shape).ravel()
@@ -63,7 +64,7 @@ def add_floor(
     if "tile" in sub:
         sub["tile"], sub["split_k"] = "auto", 0.0
     set_rows(sub, np.concatenate(rungs))
-    work.fewer_rows, work.fewer_rows_at = fn(sub), at
+    work.fewer_rows.append((fn(sub), at))
 
 
 def setter(key: str) -> Callable[[dict, np.ndarray], None]:
