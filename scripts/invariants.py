@@ -16,7 +16,8 @@ The same seq_kv and batch checks run on MLA's absorbed decode (`kv_shared`, one 
 of 576 channels whose first 512 are V, fp8 on the targets that have it, bf16 elsewhere), and
 the same rule on dense BF16 GEMMs: more rows (m to the next row count of the grid, which a
 library could run by padding), twice the columns or twice the depth is never faster (below
-0.95x is a defect), and on convolutions: twice the images is never faster.
+0.95x is a defect), on convolutions: twice the images is never faster, and on MoE expert
+layers: more tokens (the grid's next count) is never faster.
 
 Prints, per GPU and invariant, the worst ratio, how many shapes break it and the worst shape.
 Nothing is asserted: this is a map of where the tile ranking and the estimator disagree.
@@ -29,7 +30,7 @@ import itertools
 
 import numpy as np
 
-ARCHS = "mi300x,mi355x,mi250x,rx7900xtx,h100,a100"
+ARCHS = "mi300x,mi300a,mi355x,mi250x,rx7900xtx,h100,a100"
 
 
 SEQ_Q = [1, 2, 4, 16, 128, 1024, 4096]
@@ -93,6 +94,31 @@ def gemm_grid():
     return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
 
 
+MOE_TOKENS = [1, 4, 16, 64, 256, 512, 1024, 1025, 1500, 2048, 3000, 4096, 8192]
+
+
+def moe_grid():
+    """(tokens, next tokens, experts, topk, hidden, inter) arrays of expert layers (router left
+    out): Mixtral-like 8 experts to DeepSeek-like 256, 1 to 8192 tokens, with the next count."""
+    rows = [
+        (t, t_next, e, k, hd, it)
+        for (t, t_next), (e, k), (hd, it) in itertools.product(
+            zip(MOE_TOKENS, MOE_TOKENS[1:], strict=False), [(8, 2), (64, 6), (128, 8), (256, 8)], [(4096, 1408), (7168, 2048)]
+        )
+    ]
+    return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
+
+
+def moe_times(arch: str, t, e, k, hd, it):
+    """MoE expert-layer times, fp8 where the spec has fp8 matrix rates (as `latent_times`)."""
+    from perfmodel.arch import load_arch
+    from perfmodel.vocab import MATRIX_PIPES
+
+    spec = load_arch(arch)
+    dtype = "fp8" if any(spec.has(pipe, "fp8") for pipe in MATRIX_PIPES) else "bf16"
+    return swept("moe", arch, dtype, tokens=t, experts=e, topk=k, hidden=hd, inter=it, router=False)
+
+
 def conv_grid():
     """(n, c, hw, k, r) arrays of convolutions: ResNet-like 1x1 and 3x3 layers, 1-32 images."""
     rows = list(itertools.product([1, 2, 4, 8, 16, 32], [64, 256], [14, 56], [64, 256], [1, 3]))
@@ -152,9 +178,13 @@ def main() -> None:
         cn, cc, chw, ck, cr = conv_grid()
         conv = {"conv2d n x 2 / n >= 0.95": (conv_times(arch, 2 * cn, cc, chw, ck, cr) / conv_times(arch, cn, cc, chw, ck, cr), 0.95, min)}
         report(arch, conv, (cn, cc, chw, ck, cr))
+        mt, mt_next, me, mk, mh, mi = moe_grid()
+        moe = {"MoE next tokens / tokens >= 0.95": (moe_times(arch, mt_next, me, mk, mh, mi) / moe_times(arch, mt, me, mk, mh, mi), 0.95, min)}
+        report(arch, moe, (mt, me, mk, mh, mi))
     print("\nMLA shapes: batch heads seq_q seq_kv (kv_heads 1, head_dim 576, head_dim_v 512).")
     print("GEMM shapes: m n k (BF16; the next m is the grid's next row count).")
     print("conv2d shapes: n c h(=w) k r(=s) (BF16, stride 1, same padding).")
+    print("MoE shapes: tokens experts topk hidden inter (fp8 where the GPU has it, else BF16; router left out).")
 
 
 if __name__ == "__main__":

@@ -235,6 +235,8 @@ def _choose(
             ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
         alone = runs_alone(arch, tile, tk, elem, acc)
         c = _choice_cost(r, m, n, k, one, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone, edges=edges)
+        if not unit:  # batched grids only: one GEMM's sweep stays as fast as the speed target needs
+            c = c + _reread_excess(arch, r, m, n, k, batch, tile, elem, rb)
         better = c < best if at_one is None else (c < best) & at_one
         _keep_better(best, c, better, at_one is None)
         np.maximum(idx, np.multiply(better, i, dtype=ix), out=idx)  # i where better (i exceeds every earlier winner)
@@ -263,6 +265,20 @@ def _choose(
     idx = idx.astype(np.intp)  # once, not in each `take`
     tm, tn, tk, lanes = (np.take(table[:, j], idx) for j in range(4))  # `table[idx, j]`, in a third of the time
     return tm, tn, tk, lanes, chosen
+
+
+def _reread_excess(arch, r: Rates, m, n, k, batch, tile: Tile, elem: float, rb: float):
+    """Seconds by which a batched grid's operand re-reads that miss the L2s (`panel_traffic`'s
+    ``l2_miss``, which the estimator times at the MALL's achievable bandwidth) outlast its
+    device-memory reads (``mem``, at device memory's). `_choice_cost` ranks the memory path at
+    theoretical rates, where the MALL (17 TB/s on MI300X) never looks slower than HBM; the
+    estimator's achievable MALL rate is a fraction of that, so a short tile that re-reads every
+    expert's weights once per row of tiles from the MALL won the ranking and then timed up to
+    twice as slow as a taller one (MoE at 33-63 rows per expert). Zero without a MALL."""
+    if r.reread is None:
+        return 0.0
+    t = panel_traffic(arch, m, n, tile.m, tile.n, k * elem, k * elem * rb, batch, cluster=r.cluster)
+    return np.maximum(t["l2_miss"] / r.reread[0] - t["mem"] / r.reread[1], 0.0)
 
 
 def _keep_better(best: np.ndarray, c: np.ndarray, better: np.ndarray, everywhere: bool) -> None:

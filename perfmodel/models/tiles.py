@@ -479,16 +479,21 @@ class Rates:
     caps: dict  # cache level -> device-wide bytes it holds (`traffic.serving_capacities`)
     cluster: float = 1.0  # workgroups that share one operand tile's L2 read (`multicast_cluster`)
     lat: float = 0.0  # device-memory load latency, s (`rates.latency_s`): a round's prologue and epilogue
+    # achievable B/s of the MALL and of device memory (`rates.bandwidth`), where the arch has a
+    # MALL: the rates the estimator times operand re-reads that miss the L2s at
+    reread: tuple[float, float] | None = None
 
     @classmethod
     def of(cls, arch, pipe: str, dtype: str) -> Rates:
         bw = {lv: arch.bandwidth(lv) for lv in arch.levels}
         caps = traffic.serving_capacities(arch)
         cluster = multicast_cluster(arch)
-        from perfmodel.rates import latency_s
+        from perfmodel.rates import bandwidth, latency_s
 
         lat = latency_s(arch, arch.memory_level)
-        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, arch.memory_level, caps, cluster, lat)
+        mem = arch.memory_level
+        reread = (bandwidth(arch, "mall")[0], bandwidth(arch, mem)[0]) if "mall" in arch.levels else None
+        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, mem, caps, cluster, lat, reread)
 
 
 def multicast_cluster(arch) -> float:
