@@ -257,6 +257,8 @@ def _choose(
         if pinned is not None:
             s = np.where(pinned[sel] > 1, pinned[sel], s)
         c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb, alone=alone, split_launch=split_launch)
+        if not unit:  # each split re-reads its K slice of the panels, as `_gemm_parts` books them
+            c = c + _reread_excess(arch, r, sm, sn, sk / s, sb * s, tile, elem, rb)
         better = c < best[sel]
         won = tuple(ix[better] for ix in sel)  # only the shapes where the split wins change
         best[won], idx[won], split_at[won], split_of[won] = c[better], i, i, s[better]
