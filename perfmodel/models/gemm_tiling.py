@@ -235,7 +235,7 @@ def _choose(
             ks_of[tk] = np.ceil(k / (1.0 * tk)) * tk
         alone = runs_alone(arch, tile, tk, elem, acc)
         c = _choice_cost(r, m, n, k, one, tile, tk, 1.0, elem, base_mem, out_l2, arch.wave_size, ks_of[tk], rb, alone, edges=edges)
-        if not unit:  # batched grids only: one GEMM's sweep stays as fast as the speed target needs
+        if not unit:  # batched shapes only (a sweep of single GEMMs skips the call: the speed target)
             c = c + _reread_excess(arch, r, m, n, k, batch, tile, elem, rb)
         better = c < best if at_one is None else (c < best) & at_one
         _keep_better(best, c, better, at_one is None)
@@ -258,7 +258,7 @@ def _choose(
             s = np.where(pinned[sel] > 1, pinned[sel], s)
         c = _choice_cost(r, sm, sn, sk, sb, tile, tk, s, elem, base_mem[sel], out_l2[sel], arch.wave_size, rb=rb, alone=alone, split_launch=split_launch)
         if not unit:  # each split re-reads its K slice of the panels, as `_gemm_parts` books them
-            c = c + _reread_excess(arch, r, sm, sn, sk / s, sb * s, tile, elem, rb)
+            c = c + _reread_excess(arch, r, sm, sn, sk / s, sb, tile, elem, rb, copies=sb * s)
         better = c < best[sel]
         won = tuple(ix[better] for ix in sel)  # only the shapes where the split wins change
         best[won], idx[won], split_at[won], split_of[won] = c[better], i, i, s[better]
@@ -269,18 +269,22 @@ def _choose(
     return tm, tn, tk, lanes, chosen
 
 
-def _reread_excess(arch, r: Rates, m, n, k, batch, tile: Tile, elem: float, rb: float):
+def _reread_excess(arch, r: Rates, m, n, k, batch, tile: Tile, elem: float, rb: float, copies=None):
     """Seconds by which a batched grid's operand re-reads that miss the L2s (`panel_traffic`'s
     ``l2_miss``, which the estimator times at the MALL's achievable bandwidth) outlast its
     device-memory reads (``mem``, at device memory's). `_choice_cost` ranks the memory path at
     theoretical rates, where the MALL (17 TB/s on MI300X) never looks slower than HBM; the
     estimator's achievable MALL rate is a fraction of that, so a short tile that re-reads every
     expert's weights once per row of tiles from the MALL won the ranking and then timed up to
-    twice as slow as a taller one (MoE at 33-63 rows per expert). Zero without a MALL."""
+    twice as slow as a taller one (MoE at 33-63 rows per expert). Zero without a MALL and for
+    a shape of one problem (``batch`` 1); ``copies``: the grid's problems where K is split
+    (batch x split), as `_gemm_parts` books them."""
     if r.reread is None:
         return 0.0
-    t = panel_traffic(arch, m, n, tile.m, tile.n, k * elem, k * elem * rb, batch, cluster=r.cluster)
-    return np.maximum(t["l2_miss"] / r.reread[0] - t["mem"] / r.reread[1], 0.0)
+    t = panel_traffic(arch, m, n, tile.m, tile.n, k * elem, k * elem * rb, batch if copies is None else copies, cluster=r.cluster)
+    excess = np.maximum(t["l2_miss"] / r.reread[0] - t["mem"] / r.reread[1], 0.0)
+    # per shape, never per call: a shape of one problem ranks alike in any batch of shapes
+    return np.where(np.asarray(batch) > 1.0, excess, 0.0)
 
 
 def _keep_better(best: np.ndarray, c: np.ndarray, better: np.ndarray, everywhere: bool) -> None:
