@@ -479,8 +479,9 @@ class Rates:
     caps: dict  # cache level -> device-wide bytes it holds (`traffic.serving_capacities`)
     cluster: float = 1.0  # workgroups that share one operand tile's L2 read (`multicast_cluster`)
     lat: float = 0.0  # device-memory load latency, s (`rates.latency_s`): a round's prologue and epilogue
-    # achievable B/s of the MALL and of device memory (`rates.bandwidth`), where the arch has a
-    # MALL: the rates the estimator times operand re-reads that miss the L2s at
+    # achievable B/s of the MALL and of device memory where the arch has a MALL: the generic
+    # efficiencies of `rates.bandwidth(first_principles=True)`, so the ranking, which both modes
+    # share, takes no measured figure; the rates the estimator times L2-missing re-reads at
     reread: tuple[float, float] | None = None
 
     @classmethod
@@ -492,7 +493,7 @@ class Rates:
 
         lat = latency_s(arch, arch.memory_level)
         mem = arch.memory_level
-        reread = (bandwidth(arch, "mall")[0], bandwidth(arch, mem)[0]) if "mall" in arch.levels else None
+        reread = (bandwidth(arch, "mall", True)[0], bandwidth(arch, mem, True)[0]) if "mall" in arch.levels else None
         return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, mem, caps, cluster, lat, reread)
 
 
