@@ -71,15 +71,19 @@ def times(arch: str, b, h, hk, sq, skv, d, causal=False, dtype="bf16", **extra):
     return swept("attention", arch, dtype, batch=b, heads=h, kv_heads=hk, seq_q=sq, seq_kv=skv, head_dim=d, causal=causal, **extra)
 
 
-def latent_times(arch: str, b, h, sq, skv):
-    """MLA decode times (`kv_shared`), fp8 where the spec has fp8 matrix rates."""
+def fp8_or_bf16(arch: str) -> str:
+    """fp8 where the spec has fp8 matrix rates, else bf16 (the dtype of the MLA and MoE lines)."""
     from perfmodel.arch import load_arch
     from perfmodel.vocab import MATRIX_PIPES
 
     spec = load_arch(arch)
-    dtype = "fp8" if any(spec.has(pipe, "fp8") for pipe in MATRIX_PIPES) else "bf16"
+    return "fp8" if any(spec.has(pipe, "fp8") for pipe in MATRIX_PIPES) else "bf16"
+
+
+def latent_times(arch: str, b, h, sq, skv):
+    """MLA decode times (`kv_shared`), in `fp8_or_bf16`."""
     one = np.ones_like(b)
-    return times(arch, b, h, one, sq, skv, 576 * one, dtype=dtype, head_dim_v=512 * one, kv_shared=True)
+    return times(arch, b, h, one, sq, skv, 576 * one, dtype=fp8_or_bf16(arch), head_dim_v=512 * one, kv_shared=True)
 
 
 GEMM_M = [1, 2, 4, 8, 16, 24, 32, 33, 48, 64, 96, 128, 256, 512, 1024, 4096]
@@ -110,13 +114,8 @@ def moe_grid():
 
 
 def moe_times(arch: str, t, e, k, hd, it):
-    """MoE expert-layer times, fp8 where the spec has fp8 matrix rates (as `latent_times`)."""
-    from perfmodel.arch import load_arch
-    from perfmodel.vocab import MATRIX_PIPES
-
-    spec = load_arch(arch)
-    dtype = "fp8" if any(spec.has(pipe, "fp8") for pipe in MATRIX_PIPES) else "bf16"
-    return swept("moe", arch, dtype, tokens=t, experts=e, topk=k, hidden=hd, inter=it, router=False)
+    """MoE expert-layer times (router left out), in `fp8_or_bf16`."""
+    return swept("moe", arch, fp8_or_bf16(arch), tokens=t, experts=e, topk=k, hidden=hd, inter=it, router=False)
 
 
 def conv_grid():

@@ -271,13 +271,13 @@ def _choose(
 
 def _reread_excess(arch, r: Rates, m, n, k, batch, tile: Tile, elem: float, rb: float, copies=None):
     """Seconds by which a batched grid's operand re-reads that miss the L2s (`panel_traffic`'s
-    ``l2_miss``, which the estimator times at the MALL's achievable bandwidth) outlast its
-    device-memory reads (``mem``, at device memory's), both at the generic efficiencies
-    (`Rates.reread`). `_choice_cost` ranks the memory path at
-    theoretical rates, where the MALL (17 TB/s on MI300X) never looks slower than HBM; the
-    estimator's achievable MALL rate is a fraction of that, so a short tile that re-reads every
-    expert's weights once per row of tiles from the MALL won the ranking and then timed up to
-    twice as slow as a taller one (MoE at 33-63 rows per expert). Zero without a MALL and for
+    ``l2_miss``) at the MALL's achievable rate outlast its device-memory reads (``mem``) at
+    device memory's, both rates at the generic efficiencies (`Rates.reread`). `_choice_cost`
+    ranks the memory path at theoretical rates, where the MALL (17.2 TB/s in the MI300X spec)
+    never looks slower than HBM, while the estimator times those re-reads at the MALL's
+    achievable rate, a fraction of that; so a short tile that re-reads every expert's weights
+    once per row of tiles from the MALL won the ranking and then timed up to twice as slow as a
+    taller one (MoE at 33-63 rows per expert). Zero without a MALL and for
     a shape of one problem (``batch`` 1); ``copies``: the grid's problems where K is split
     (batch x split), as `_gemm_parts` books them."""
     if r.reread is None:
