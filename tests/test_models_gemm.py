@@ -552,6 +552,30 @@ def test_moe_and_grouped_gemm_take_the_same_floor():
     assert t[1] >= t[0] * (1 - 1e-12)  # 32 -> 64 rows per expert
 
 
+def test_padded_rows_cap_an_odd_row_count():
+    """MI300A BF16 96 x 7168 x 1024 was 12.8 us against 9.7 us at 128 rows: the ranking took a
+    split 128x256x32 tile whose pipeline fill the estimator times at 6.3 us. The 96 rows can run
+    the 128-row kernel with 32 rows masked, so that kernel (its time, tile and bound) is the
+    prediction; FLOPs stay the 96 rows'."""
+    import perfmodel
+    from perfmodel.models import fewer_rows
+
+    assert fewer_rows.PADDED_ROWS == (32.0, 64.0, 128.0, 256.0)
+    m = np.array([96.0, 97.0, 128.0, 160.0, 256.0])
+    s = perfmodel.sweep("gemm", "mi300a", "bf16", m=m, n=7168.0, k=1024.0)
+    t = np.asarray(s.time_s)
+    assert np.all(np.diff(t) >= -1e-12 * t[:-1])
+    (one,) = perfmodel.predict("gemm", "mi300a", dtype="bf16", m=96, n=7168, k=1024)
+    (at_128,) = perfmodel.predict("gemm", "mi300a", dtype="bf16", m=128, n=7168, k=1024)
+    assert one.time_us == pytest.approx(at_128.time_us) and one.tile == at_128.tile == "128x128x64"
+    assert "padded to the next tile height" in one.notes
+    assert one.flops == pytest.approx(at_128.flops * 96 / 128)
+    assert max(one.terms_us.values()) == pytest.approx(one.time_us)  # the padded kernel's terms
+    # a pinned tile is the kernel timed: no ceiling
+    (pinned,) = perfmodel.predict("gemm", "mi300a", dtype="bf16", m=96, n=7168, k=1024, tile="128x256x32")
+    assert pinned.time_us > 1.2 * one.time_us and "padded" not in (pinned.notes or "")
+
+
 def test_rows_below_32_take_the_ladder_too():
     """24 rows of a 1024 x 1024 GEMM were predicted 0.83x of 16 (MI300X: a 32-row tile for 24
     rows, a 16-row one for 16); the ladder 16, 4, 1 below the 32-row floor keeps m monotone."""

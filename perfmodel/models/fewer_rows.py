@@ -1,4 +1,5 @@
-"""More work is never faster: the floor a tiled product takes from its own smaller sub-problems.
+"""More work is never faster: the floor a tiled product takes from its own smaller sub-problems,
+and the ceiling it takes from the same problem padded to a tile's height.
 
 A GEMM of M rows computes its first 32 as well, so its fastest kernel cannot take less time
 than the fastest kernel for 32 rows; an estimate is a lower bound on that time, so the estimate
@@ -9,6 +10,13 @@ rows. The same holds for the first query tokens of an attention, the first seque
 and the first images of a convolution. Each family names a ladder of smaller sizes; every rung
 below a case's size is estimated, all in one batch, and the largest is the floor. See
 docs/models-tiled.md, "More rows are never faster".
+
+The other side (`add_ceiling`): a GEMM of 96 rows can run the kernel of 128 rows with the last
+32 rows' loads and stores masked, as Tensile and CK guard a partial tile's edges, so its fastest
+kernel is never slower than the 128-row one. Where the tile ranking's pick for the odd row count
+times slower than the padded problem's (the ranking prices the pipeline fill and exposed epilogue
+more roughly than the estimator does), the padded kernel is the prediction
+(`estimate._padded_rows`).
 """
 
 from __future__ import annotations
@@ -31,6 +39,9 @@ ROW_LADDER = (float(SKINNY_ROWS), 16.0, 4.0, 1.0)
 # Powers of 4 (sequences of an attention batch, images of a convolution): one estimate per
 # factor of 4 rather than one per smaller count.
 BY_FOUR = tuple(4.0**j for j in range(15, -1, -1))
+# Row counts a GEMM is padded up to: the tile heights every target has above the skinny 16, up
+# to the tallest (beyond it the ranking's tiles repeat, and more estimates slow large sweeps).
+PADDED_ROWS = tuple(float(h) for h in sorted({t.m for t in GEMM_TILES}) if h > 16 and h & (h - 1) == 0)
 
 
 def add_floor(
@@ -65,6 +76,27 @@ def add_floor(
         sub["tile"], sub["split_k"] = "auto", 0.0
     set_rows(sub, np.concatenate(rungs))
     work.fewer_rows.append((fn(sub), at))
+
+
+def add_ceiling(work: Work, p: dict, fn: Callable[[dict], Work], key: str = "m", heights: tuple[float, ...] = PADDED_ROWS) -> None:
+    """Add to ``work.padded_rows`` ``fn`` (the family's model without its floors) of one batch that
+    holds every case whose ``p[key]`` rows lie strictly between two of ``heights`` (above the
+    smallest), at the next height up, with the flat index of each such case. Only where the
+    tile ranking chooses (``tile=auto`` and no ``split_k``): a pinned kernel is the one timed."""
+    if p.get("tile", "auto") != "auto":
+        return
+    shape = np.broadcast_shapes(*(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
+    rows = np.broadcast_to(np.asarray(p[key], dtype=float), shape).ravel()
+    ranked = np.broadcast_to(np.asarray(p.get("split_k", 0.0), dtype=float), shape).ravel() == 0
+    up = np.full(rows.shape, np.inf)
+    for h in reversed(heights):  # the smallest height above the rows
+        up = np.where(rows < h, h, up)
+    at = np.flatnonzero(ranked & (rows > heights[0]) & np.isfinite(up) & ~np.isin(rows, heights))
+    if not len(at):
+        return
+    sub = {name: (np.broadcast_to(v, shape).ravel()[at] if isinstance(v, np.ndarray) else v) for name, v in p.items()}
+    sub[key] = up[at]
+    work.padded_rows.append((fn(sub), at))
 
 
 def setter(key: str) -> Callable[[dict, np.ndarray], None]:
