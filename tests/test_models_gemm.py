@@ -576,6 +576,23 @@ def test_padded_rows_cap_an_odd_row_count():
     assert pinned.time_us > 1.2 * one.time_us and "padded" not in (pinned.notes or "")
 
 
+def test_rows_past_the_tallest_tile_keep_its_floor():
+    """MI300A BF16 x 5120 x 2048: 256 rows took a split 256x192 tile (27.4 us), 257 an unsplit
+    64x128 one (19.2 us). Up to four tiles tall a GEMM is floored by the 256-row and 32-row
+    estimates too; grouped GEMMs keep the 256-row reach (their batched ranking costs more)."""
+    import perfmodel
+    from perfmodel.models import fewer_rows
+
+    assert (256.0, 1024.0) in fewer_rows.GEMM_LADDER and (16.0, 256.0) in fewer_rows.GEMM_LADDER
+    m = np.array([255.0, 256.0, 257.0, 300.0, 512.0, 1024.0, 1025.0])
+    s = perfmodel.sweep("gemm", "mi300a", "bf16", m=m, n=5120.0, k=2048.0)
+    t = np.asarray(s.time_s)
+    assert np.all(np.diff(t[:-1]) >= -1e-12 * t[:-2])  # up to 1024 rows
+    floor = s.term("latency:fewer_rows")
+    assert t[2] == pytest.approx(t[1]) and floor[2] == pytest.approx(t[1])
+    assert floor[-1] == 0  # 1025 rows: past the reach
+
+
 def test_rows_below_32_take_the_ladder_too():
     """24 rows of a 1024 x 1024 GEMM were predicted 0.83x of 16 (MI300X: a 32-row tile for 24
     rows, a 16-row one for 16); the ladder 16, 4, 1 below the 32-row floor keeps m monotone."""

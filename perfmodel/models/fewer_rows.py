@@ -36,6 +36,15 @@ TALLEST_ROWS = max(t.m for t in GEMM_TILES)
 # Row counts whose estimates floor a GEMM's: the skinny tiles' height, then a geometric ladder
 # below it (the at most 4 rows of AMD's GEMV among them).
 ROW_LADDER = (float(SKINNY_ROWS), 16.0, 4.0, 1.0)
+# A GEMM's (and a grouped GEMM's) ladder, as (rung, the most rows it floors): the tallest tile's
+# rows floor up to four tiles tall (past 256 rows the ranking can leave a split 256-row tile for
+# an unsplit shorter one that the estimator times faster: MI300A BF16 256 -> 257 x 5120 x 2048
+# went 27.4 -> 19.2 us), and so does the skinny height; the rungs below it, up to the tallest tile.
+GEMM_LADDER = (
+    (float(TALLEST_ROWS), 4.0 * TALLEST_ROWS),
+    (float(SKINNY_ROWS), 4.0 * TALLEST_ROWS),
+    *((r, float(TALLEST_ROWS)) for r in ROW_LADDER[1:]),
+)
 # Powers of 4 (sequences of an attention batch, images of a convolution): one estimate per
 # factor of 4 rather than one per smaller count.
 BY_FOUR = tuple(4.0**j for j in range(15, -1, -1))
@@ -50,13 +59,14 @@ def add_floor(
     rows,
     fn: Callable[[dict], Work],
     set_rows: Callable[[dict, np.ndarray], None],
-    ladder: tuple[float, ...] = ROW_LADDER,
+    ladder: tuple = ROW_LADDER,
     up_to: float = TALLEST_ROWS,
 ) -> None:
     """Add to ``work.fewer_rows`` ``fn`` (the family's model without its floors) of one batch
     that holds, for every case whose ``rows`` lie in (the ladder's last rung, ``up_to``], the
     case at each rung of ``ladder`` below its ``rows`` (``set_rows(sub, rung)`` puts those sizes
-    into the parameters), with the flat index of the case each member floors. A family may add
+    into the parameters), with the flat index of the case each member floors. A rung given as
+    (rung, reach) floors only the cases of at most ``reach`` rows. A family may add
     several ladders (an attention's queries and sequences). The fastest kernel of the smaller
     problem is timed whatever configuration a case pins (`tile=`, `split_k=`): a pinned kernel
     computes those rows too."""
@@ -64,8 +74,9 @@ def add_floor(
     shape = np.broadcast_shapes(np.shape(rows), *(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
     flat_rows = np.broadcast_to(np.asarray(rows, dtype=float), shape).ravel()
     cases, rungs = [], []
-    for rung in ladder:
-        below = np.flatnonzero((flat_rows > rung) & (flat_rows <= up_to))
+    for item in ladder:
+        rung, reach = item if isinstance(item, tuple) else (item, up_to)
+        below = np.flatnonzero((flat_rows > rung) & (flat_rows <= min(up_to, reach)))
         cases.append(below)
         rungs.append(np.full(len(below), rung))
     at = np.concatenate(cases)
