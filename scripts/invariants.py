@@ -15,7 +15,7 @@ A fastest implementation never gets slower when it has less to do, so for the sa
 The same seq_kv and batch checks run on MLA's absorbed decode (`kv_shared`, one latent KV head
 of 576 channels whose first 512 are V, fp8 on the targets that have it, bf16 elsewhere), and
 the same rule on dense BF16 GEMMs: more rows (m to the next row count of the grid, which a
-library could run by padding), twice the columns or twice the depth is never faster (below
+library could run by padding, and every m + 1 from 1 to 320 rows), twice the columns or twice the depth is never faster (below
 0.95x is a defect), on convolutions: twice the images is never faster, and on MoE expert
 layers: more tokens (the grid's next count) is never faster.
 
@@ -98,6 +98,13 @@ def gemm_grid():
     return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
 
 
+def gemm_row_steps():
+    """(m, n, k) arrays of dense GEMMs at every row count from 1 to 320 (one past the tallest
+    tile's, across the floors' and padding's rungs): m + 1 rows is checked against m."""
+    rows = [(m, n, k) for m, n, k in itertools.product(range(1, 321), [1024, 5120, 8192], [256, 1024, 4096, 7168])]
+    return [np.array(c, dtype=float) for c in zip(*rows, strict=True)]
+
+
 MOE_TOKENS = [1, 4, 16, 64, 256, 512, 1024, 1025, 1500, 2048, 3000, 4096, 8192]
 
 
@@ -167,6 +174,7 @@ def main() -> None:
         }
         report(arch, latent, (lb, lh, lsq, lskv))
         gm, gm_next, gn, gk = gemm_grid()
+        sm, sn, sk = gemm_row_steps()
         gbase = gemm_times(arch, gm, gn, gk)
         gemm = {
             "GEMM next m / m >= 0.95": (gemm_times(arch, gm_next, gn, gk) / gbase, 0.95, min),
@@ -174,6 +182,8 @@ def main() -> None:
             "GEMM k x 2 / k >= 0.95": (gemm_times(arch, gm, gn, 2 * gk) / gbase, 0.95, min),
         }
         report(arch, gemm, (gm, gn, gk))
+        steps = {"GEMM m + 1 / m >= 0.95": (gemm_times(arch, sm + 1, sn, sk) / gemm_times(arch, sm, sn, sk), 0.95, min)}
+        report(arch, steps, (sm, sn, sk))
         cn, cc, chw, ck, cr = conv_grid()
         conv = {"conv2d n x 2 / n >= 0.95": (conv_times(arch, 2 * cn, cc, chw, ck, cr) / conv_times(arch, cn, cc, chw, ck, cr), 0.95, min)}
         report(arch, conv, (cn, cc, chw, ck, cr))
