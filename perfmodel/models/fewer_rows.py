@@ -36,10 +36,12 @@ TALLEST_ROWS = max(t.m for t in GEMM_TILES)
 # Row counts whose estimates floor a GEMM's: the skinny tiles' height, then a geometric ladder
 # below it (the at most 4 rows of AMD's GEMV among them).
 ROW_LADDER = (float(SKINNY_ROWS), 16.0, 4.0, 1.0)
-# A GEMM's (and a grouped GEMM's) ladder, as (rung, the most rows it floors): the tallest tile's
-# rows floor up to four tiles tall (past 256 rows the ranking can leave a split 256-row tile for
-# an unsplit shorter one that the estimator times faster: MI300A BF16 256 -> 257 x 5120 x 2048
-# went 27.4 -> 19.2 us), and so does the skinny height; the rungs below it, up to the tallest tile.
+# A single GEMM's ladder, as (rung, the most rows it floors): the tallest tile's rows floor up to
+# four tiles tall (past 256 rows the ranking can leave a split 256-row tile for an unsplit shorter
+# one that the estimator times faster: MI300A BF16 256 -> 257 x 5120 x 2048 went 27.4 -> 19.2 us),
+# and so does the skinny height; the rungs below it, up to the tallest tile. Grouped GEMMs keep
+# `ROW_LADDER` up to the tallest tile: their batched ranking made the longer reach cost half
+# their sweep speed (docs/performance.md).
 GEMM_LADDER = (
     (float(TALLEST_ROWS), 4.0 * TALLEST_ROWS),
     (float(SKINNY_ROWS), 4.0 * TALLEST_ROWS),
@@ -59,7 +61,7 @@ def add_floor(
     rows,
     fn: Callable[[dict], Work],
     set_rows: Callable[[dict, np.ndarray], None],
-    ladder: tuple = ROW_LADDER,
+    ladder: tuple[float | tuple[float, float], ...] = ROW_LADDER,
     up_to: float = TALLEST_ROWS,
 ) -> None:
     """Add to ``work.fewer_rows`` ``fn`` (the family's model without its floors) of one batch
