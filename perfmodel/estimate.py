@@ -716,26 +716,27 @@ def _fewer_rows(floors: list, arch: Arch, shape, terms: _Terms, own, include_lau
     return flat_bound.reshape(shape), time_s
 
 
-# the launch fields a padded kernel brings with it (what the prediction reports of its geometry)
-_PADDED_LAUNCH = ("grid", "workgroup_size", "tile_m", "tile_n", "tile_k", "split_k", "k_steps")
+# the launch fields another way of running a case brings with it (what the prediction reports of
+# its geometry)
+_ALTERNATIVE_LAUNCH = ("grid", "workgroup_size", "tile_m", "tile_n", "tile_k", "split_k", "k_steps")
 
 
-def _padded_rows(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, include_launch, first_principles, scope, notes):
-    """Where the same operation padded up to a tile's height (`Work.padded_rows`) times faster
-    than the ranked kernel for the case's own rows, it is the prediction: a kernel for the padded
-    rows, the extra ones masked, computes this case, so the fastest kernel is never slower. The
-    case then takes that kernel's time, bound class, terms, tile and grid; its FLOPs, bytes and
-    naive roofline stay its own rows'."""
+def _alternatives(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, include_launch, first_principles, scope, notes):
+    """Where the same operation run another way (`Work.alternatives`: padded to a tile's height,
+    a GQA forward without sharing) times faster than the case's own kernel, it is the prediction:
+    that kernel computes the case too, and the fastest kernel is never slower than it. The case
+    then takes that kernel's time, bound class, terms, tile and grid, with the entry's note; its
+    FLOPs, bytes and naive roofline stay its own."""
     bound, time_s = own
     size = int(np.prod(shape)) if shape else 1
     flat_t = np.array(np.broadcast_to(time_s, shape), dtype=float).ravel()
     flat_b = np.array(np.broadcast_to(bound, shape)).ravel()
-    won = np.zeros(size, dtype=bool)
     L = work.launch
-    launch = {f: np.array(np.broadcast_to(np.asarray(getattr(L, f), dtype=float), shape)).ravel() for f in _PADDED_LAUNCH}
+    launch = {f: np.array(np.broadcast_to(np.asarray(getattr(L, f), dtype=float), shape)).ravel() for f in _ALTERNATIVE_LAUNCH}
     occ_flat = {k: np.array(np.broadcast_to(v, shape), dtype=float).ravel() for k, v in occ.items()}
     time = {k: np.array(np.broadcast_to(v, shape), dtype=float).ravel() for k, v in terms.time.items()}
-    for sub, at in work.padded_rows:
+    taken = []  # (cases, note) of each alternative that won somewhere
+    for sub, at, note in work.alternatives:
         e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope)
         n = len(at)
         t = np.broadcast_to(np.asarray(e.time_s, dtype=float), (n,))
@@ -743,7 +744,7 @@ def _padded_rows(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, i
         if not np.any(faster):
             continue
         take = at[faster]
-        won[take] = True
+        taken.append((take, note))
         flat_t[take] = t[faster]
         flat_b[take] = np.broadcast_to(np.asarray(e.bound), (n,))[faster]
         for k in dict.fromkeys([*time, *e.terms]):
@@ -752,17 +753,17 @@ def _padded_rows(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, i
             v[take] = np.broadcast_to(np.asarray(getattr(sub.launch, f), dtype=float), (n,))[faster]
         for k, v in occ_flat.items():
             v[take] = np.broadcast_to(np.asarray(e.occupancy[k], dtype=float), (n,))[faster]
-    if not np.any(won):
+    if not taken:
         return bound, time_s
     for f, v in launch.items():
         setattr(L, f, v.reshape(shape))
     occ.update({k: v.reshape(shape) for k, v in occ_flat.items()})
     terms.time.update({k: v.reshape(shape) for k, v in time.items()})
-    add_note(
-        *notes,
-        "run as the same product padded to the next tile height (the extra rows masked): the ranked tile for these rows times slower",
-        None if np.all(won) else won.reshape(shape),
-    )
+    for take, note in taken:
+        won = np.zeros(size, dtype=bool)
+        won[take] = True
+        # a later alternative may have beaten this one on some of its cases: its note stays
+        add_note(*notes, note, None if np.all(won) else won.reshape(shape))
     return flat_b.reshape(shape), flat_t.reshape(shape)
 
 
@@ -873,8 +874,8 @@ def estimate(
         bound, time_s, nbody = _serial_kernels(
             work, arch, shape, terms, (bound, time_s, nbody), include_launch, first_principles, notes
         )
-    if work.padded_rows:
-        bound, time_s = _padded_rows(work, arch, shape, terms, occ, (bound, time_s), include_launch, first_principles, scope, notes)
+    if work.alternatives:
+        bound, time_s = _alternatives(work, arch, shape, terms, occ, (bound, time_s), include_launch, first_principles, scope, notes)
     if work.fewer_rows:
         bound, time_s = _fewer_rows(work.fewer_rows, arch, shape, terms, (bound, time_s), include_launch, first_principles, scope, notes)
     return Estimate(

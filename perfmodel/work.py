@@ -144,10 +144,11 @@ class Work(LevelBytes):
     # whole computes them too, so their estimates bound this one's time (`estimate._fewer_rows`)
     # each entry: (the smaller problems, the flat index of the case each of them floors)
     fewer_rows: list[tuple[Work, Any]] = field(default_factory=list)
-    # the same operation padded up to a tile's height (`models/fewer_rows.add_ceiling`): a kernel
-    # for more rows, its extra rows masked, computes this one, so where its estimate is faster it
-    # is the prediction (`estimate._padded_rows`); entries as in `fewer_rows`
-    padded_rows: list[tuple[Work, Any]] = field(default_factory=list)
+    # the same operation run another way that a library could choose and that computes it too (a
+    # GEMM padded up to a tile's height, `models/fewer_rows.add_ceiling`; a GQA forward run without
+    # sharing K/V), so where that estimate is faster it is the prediction (`estimate._alternatives`);
+    # each entry: (the other way, the flat index of the case it stands for, the note when it wins)
+    alternatives: list[tuple[Work, Any, str]] = field(default_factory=list)
     # whether the L2 holds lines that a writer this prediction does not charge left dirty, which
     # this kernel's allocations evict (`traffic.dirty_writeback`): a single cold run, after a
     # write that flushes the cache or behind another kernel (the default); False in the steady

@@ -107,7 +107,38 @@ def attention(p: dict, arch, dtype: str) -> Work:
     if p.get("kv_shared", False):  # MLA's latent decode: fewer sequences too (see docs/models-tiled.md)
         batch = fewer_rows.setter("batch")
         fewer_rows.add_floor(work, p, p["batch"], lambda sub: _attention(sub, arch, dtype), batch, fewer_rows.BY_FOUR, np.inf)
+    else:
+        _add_unshared(work, p, lambda sub: _attention(sub, arch, dtype))
     return work
+
+
+UNSHARED_NOTE = (
+    "GQA timed as its heads without shared K/V (each query head reading its KV head, as an MHA kernel"
+    " runs them): the packed problem times slower, and sharing only removes device-memory reads"
+)
+
+
+def _add_unshared(work: Work, p: dict, fn) -> None:
+    """A GQA forward can run as the same query heads each with its own K/V (the grid of an MHA
+    kernel, every group's K/V read through the L2), which reads no fewer bytes from the caches
+    and as many from device memory at most: the unshared estimate is an upper bound on the
+    fastest kernel (`Work.alternatives`). Packing a group's heads into one problem's rows can
+    leave too few tiles to fill the GPU (A100 BF16, 128 heads over 32 KV heads, 128 queries of
+    1024 keys: 53.5 us packed, 39.0 us unshared). Not backward: there the group's dK/dV must be
+    summed, which the unshared problem does not do. Not MLA's latent decode (`kv_shared`): its
+    heads share one latent tensor that no unshared kernel has."""
+    kvh = p.get("kv_heads")
+    if kvh is None or p.get("phase", "fwd") != "fwd":
+        return
+    shape = np.broadcast_shapes(*(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
+    heads = np.broadcast_to(np.asarray(p["heads"], dtype=float), shape).ravel()
+    kvh = np.broadcast_to(_resolve({"kv_heads": kvh}, "kv_heads", np.nan), shape).ravel()
+    at = np.flatnonzero(kvh < heads)  # nan (a batch's heads default) compares false
+    if not len(at):
+        return
+    sub = {k: (np.broadcast_to(v, shape).ravel()[at] if isinstance(v, np.ndarray) else v) for k, v in p.items()}
+    sub["kv_heads"] = heads[at]
+    work.alternatives.append((fn(sub), at, UNSHARED_NOTE))
 
 
 # Query counts whose estimates floor a larger count's (`_fewer_queries`): a geometric ladder

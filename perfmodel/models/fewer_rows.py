@@ -16,7 +16,7 @@ The other side (`add_ceiling`): a GEMM of 96 rows can run the kernel of 128 rows
 kernel is never slower than the 128-row one. Where the tile ranking's pick for the odd row count
 times slower than the padded problem's (the ranking prices the pipeline fill and exposed epilogue
 more roughly than the estimator does), the padded kernel is the prediction
-(`estimate._padded_rows`).
+(`Work.alternatives`, `estimate._alternatives`).
 """
 
 from __future__ import annotations
@@ -91,8 +91,11 @@ def add_floor(
     work.fewer_rows.append((fn(sub), at))
 
 
+PADDED_NOTE = "run as the same product padded to the next tile height (the extra rows masked): the ranked tile for these rows times slower"
+
+
 def add_ceiling(work: Work, p: dict, fn: Callable[[dict], Work], key: str = "m", heights: tuple[float, ...] = PADDED_ROWS) -> None:
-    """Add to ``work.padded_rows`` ``fn`` (the family's model without its floors) of one batch that
+    """Add to ``work.alternatives`` ``fn`` (the family's model without its floors) of one batch that
     holds every case whose ``p[key]`` rows lie strictly between two of ``heights`` (above the
     smallest), at the next height up, with the flat index of each such case. Only where the
     tile ranking chooses (``tile=auto`` and no ``split_k``): a pinned kernel is the one timed."""
@@ -109,7 +112,7 @@ def add_ceiling(work: Work, p: dict, fn: Callable[[dict], Work], key: str = "m",
         return
     sub = {name: (np.broadcast_to(v, shape).ravel()[at] if isinstance(v, np.ndarray) else v) for name, v in p.items()}
     sub[key] = up[at]
-    work.padded_rows.append((fn(sub), at))
+    work.alternatives.append((fn(sub), at, PADDED_NOTE))
 
 
 def setter(key: str) -> Callable[[dict, np.ndarray], None]:
