@@ -94,24 +94,32 @@ def add_floor(
 PADDED_NOTE = "run as the same product padded to the next tile height (the extra rows masked): the ranked tile for these rows times slower"
 
 
-def add_ceiling(work: Work, p: dict, fn: Callable[[dict], Work], key: str = "m", heights: tuple[float, ...] = PADDED_ROWS) -> None:
-    """Add to ``work.alternatives`` ``fn`` (the family's model without its floors) of one batch that
-    holds every case whose ``p[key]`` rows lie strictly between two of ``heights`` (above the
-    smallest), at the next height up, with the flat index of each such case. Only where the
-    tile ranking chooses (``tile=auto`` and no ``split_k``): a pinned kernel is the one timed."""
+def add_ceiling(
+    work: Work,
+    p: dict,
+    rows,
+    fn: Callable[[dict], Work],
+    set_rows: Callable[[dict, np.ndarray], None],
+    heights: tuple[float, ...] = PADDED_ROWS,
+) -> None:
+    """Add to ``work.alternatives`` ``fn`` (the family's model without its floors) of one batch
+    that holds every case whose ``rows`` lie strictly between two of ``heights`` (above the
+    smallest), at the next height up (``set_rows(sub, height)``), with the flat index of each
+    such case. Only where the tile ranking chooses (``tile=auto`` and no ``split_k``): a pinned
+    kernel is the one timed."""
     if p.get("tile", "auto") != "auto":
         return
-    shape = np.broadcast_shapes(*(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
-    rows = np.broadcast_to(np.asarray(p[key], dtype=float), shape).ravel()
+    shape = np.broadcast_shapes(np.shape(rows), *(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
+    flat_rows = np.broadcast_to(np.asarray(rows, dtype=float), shape).ravel()
     ranked = np.broadcast_to(np.asarray(p.get("split_k", 0.0), dtype=float), shape).ravel() == 0
-    up = np.full(rows.shape, np.inf)
+    up = np.full(flat_rows.shape, np.inf)
     for h in reversed(heights):  # the smallest height above the rows
-        up = np.where(rows < h, h, up)
-    at = np.flatnonzero(ranked & (rows > heights[0]) & np.isfinite(up) & ~np.isin(rows, heights))
+        up = np.where(flat_rows < h, h, up)
+    at = np.flatnonzero(ranked & (flat_rows > heights[0]) & np.isfinite(up) & ~np.isin(flat_rows, heights))
     if not len(at):
         return
     sub = {name: (np.broadcast_to(v, shape).ravel()[at] if isinstance(v, np.ndarray) else v) for name, v in p.items()}
-    sub[key] = up[at]
+    set_rows(sub, up[at])
     work.alternatives.append((fn(sub), at, PADDED_NOTE))
 
 

@@ -38,7 +38,7 @@ def gemm(p: dict, arch, dtype: str) -> Work:
     fewer_rows.add_floor(
         work, p, p["m"], lambda sub: _gemm(sub, arch, dtype), fewer_rows.setter("m"), fewer_rows.GEMM_LADDER, np.inf
     )
-    fewer_rows.add_ceiling(work, p, lambda sub: _gemm(sub, arch, dtype))
+    fewer_rows.add_ceiling(work, p, p["m"], lambda sub: _gemm(sub, arch, dtype), fewer_rows.setter("m"))
     return work
 
 

@@ -27,7 +27,7 @@ from perfmodel.work import Work
 def grouped_gemm(p: dict, arch, dtype: str) -> Work:
     work = _grouped_gemm(p, arch, dtype)
     fewer_rows.add_floor(work, p, p["m"], lambda sub: _grouped_gemm(sub, arch, dtype), fewer_rows.setter("m"))
-    fewer_rows.add_ceiling(work, p, lambda sub: _grouped_gemm(sub, arch, dtype))
+    fewer_rows.add_ceiling(work, p, p["m"], lambda sub: _grouped_gemm(sub, arch, dtype), fewer_rows.setter("m"))
     return work
 
 

@@ -38,6 +38,11 @@ def touched_experts(tokens, experts, topk):
     return experts * (1.0 - (1.0 - topk / experts) ** tokens)
 
 
+# An internal parameter of the padded alternative (`fewer_rows.add_ceiling`): the expert GEMMs run
+# with at least this many rows per expert (a tile's height), the extra rows masked.
+PADDED_ROWS_KEY = "_padded_rows_per_expert"
+
+
 @register(
     "moe",
     params=[
@@ -59,7 +64,9 @@ def touched_experts(tokens, experts, topk):
 def moe(p: dict, arch, dtype: str) -> Work:
     work = _moe(p, arch, dtype)
     t, e, k = floats(p, "tokens", "experts", "topk")
-    fewer_rows.add_floor(work, p, t * k / touched_experts(t, e, k), lambda sub: _moe(sub, arch, dtype), _fewer_tokens)
+    rows = t * k / touched_experts(t, e, k)
+    fewer_rows.add_floor(work, p, rows, lambda sub: _moe(sub, arch, dtype), _fewer_tokens)
+    fewer_rows.add_ceiling(work, p, rows, lambda sub: _moe(sub, arch, dtype), fewer_rows.setter(PADDED_ROWS_KEY))
     return work
 
 
@@ -92,6 +99,8 @@ def _moe(p: dict, arch, dtype: str) -> Work:
     et = touched_experts(t, e, k)
     rows = t * k
     m_e = rows / et
+    if PADDED_ROWS_KEY in p:  # the padded alternative (`moe`): the expert GEMMs run a tile tall
+        m_e = np.maximum(m_e, np.asarray(p[PADDED_ROWS_KEY], dtype=float))
     n_up = (2.0 if gated else 1.0) * it
     wo = gemm_tiling.weight_only_args(p)
     work = Work()  # the up (+gate) kernel with its fused activation; the others run after it
