@@ -735,8 +735,8 @@ def _alternatives(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, 
     launch = {f: np.array(np.broadcast_to(np.asarray(getattr(L, f), dtype=float), shape)).ravel() for f in _ALTERNATIVE_LAUNCH}
     occ_flat = {k: np.array(np.broadcast_to(v, shape), dtype=float).ravel() for k, v in occ.items()}
     time = {k: np.array(np.broadcast_to(v, shape), dtype=float).ravel() for k, v in terms.time.items()}
-    taken = []  # (cases, note) of each alternative that won somewhere
-    for sub, at, note in work.alternatives:
+    owner = np.full(size, -1)  # the alternative that holds each case (-1: its own kernel)
+    for i, (sub, at, _) in enumerate(work.alternatives):
         e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope)
         n = len(at)
         t = np.broadcast_to(np.asarray(e.time_s, dtype=float), (n,))
@@ -744,7 +744,7 @@ def _alternatives(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, 
         if not np.any(faster):
             continue
         take = at[faster]
-        taken.append((take, note))
+        owner[take] = i
         flat_t[take] = t[faster]
         flat_b[take] = np.broadcast_to(np.asarray(e.bound), (n,))[faster]
         for k in dict.fromkeys([*time, *e.terms]):
@@ -753,17 +753,16 @@ def _alternatives(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, 
             v[take] = np.broadcast_to(np.asarray(getattr(sub.launch, f), dtype=float), (n,))[faster]
         for k, v in occ_flat.items():
             v[take] = np.broadcast_to(np.asarray(e.occupancy[k], dtype=float), (n,))[faster]
-    if not taken:
+    if np.all(owner < 0):
         return bound, time_s
     for f, v in launch.items():
         setattr(L, f, v.reshape(shape))
     occ.update({k: v.reshape(shape) for k, v in occ_flat.items()})
     terms.time.update({k: v.reshape(shape) for k, v in time.items()})
-    for take, note in taken:
-        won = np.zeros(size, dtype=bool)
-        won[take] = True
-        # a later alternative may have beaten this one on some of its cases: its note stays
-        add_note(*notes, note, None if np.all(won) else won.reshape(shape))
+    for i, (_, _, note) in enumerate(work.alternatives):
+        won = owner == i
+        if np.any(won):
+            add_note(*notes, note, None if np.all(won) else won.reshape(shape))
     return flat_b.reshape(shape), flat_t.reshape(shape)
 
 

@@ -130,13 +130,12 @@ def _add_unshared(work: Work, p: dict, fn) -> None:
     kvh = p.get("kv_heads")
     if kvh is None or p.get("phase", "fwd") != "fwd":
         return
-    shape = np.broadcast_shapes(*(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
-    heads = np.broadcast_to(np.asarray(p["heads"], dtype=float), shape).ravel()
+    shape, heads = fewer_rows.batch_rows(p, p["heads"])
     kvh = np.broadcast_to(_resolve({"kv_heads": kvh}, "kv_heads", np.nan), shape).ravel()
     at = np.flatnonzero(kvh < heads)  # nan (a batch's heads default) compares false
     if not len(at):
         return
-    sub = {k: (np.broadcast_to(v, shape).ravel()[at] if isinstance(v, np.ndarray) else v) for k, v in p.items()}
+    sub = fewer_rows.cases_of(p, shape, at)
     sub["kv_heads"] = heads[at]
     work.alternatives.append((fn(sub), at, UNSHARED_NOTE))
 

@@ -55,6 +55,18 @@ BY_FOUR = tuple(4.0**j for j in range(15, -1, -1))
 PADDED_ROWS = tuple(float(h) for h in sorted({t.m for t in GEMM_TILES}) if h > 16 and h & (h - 1) == 0)
 
 
+def batch_rows(p: dict, rows) -> tuple[tuple, np.ndarray]:
+    """(the batch's shape: every array parameter's and ``rows``', broadcast (a batch shares its
+    text ones), ``rows`` flattened over it)."""
+    shape = np.broadcast_shapes(np.shape(rows), *(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
+    return shape, np.broadcast_to(np.asarray(rows, dtype=float), shape).ravel()
+
+
+def cases_of(p: dict, shape: tuple, at: np.ndarray) -> dict:
+    """The parameters of the batch's cases at flat indices ``at`` (text ones shared as they are)."""
+    return {name: (np.broadcast_to(v, shape).ravel()[at] if isinstance(v, np.ndarray) else v) for name, v in p.items()}
+
+
 def add_floor(
     work: Work,
     p: dict,
@@ -72,9 +84,7 @@ def add_floor(
     several ladders (an attention's queries and sequences). The fastest kernel of the smaller
     problem is timed whatever configuration a case pins (`tile=`, `split_k=`): a pinned kernel
     computes those rows too."""
-    # the batch's shape: every array parameter's, broadcast (a batch shares its text ones)
-    shape = np.broadcast_shapes(np.shape(rows), *(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
-    flat_rows = np.broadcast_to(np.asarray(rows, dtype=float), shape).ravel()
+    shape, flat_rows = batch_rows(p, rows)
     cases, rungs = [], []
     for item in ladder:
         rung, reach = item if isinstance(item, tuple) else (item, up_to)
@@ -84,7 +94,7 @@ def add_floor(
     at = np.concatenate(cases)
     if not len(at):
         return
-    sub = {name: (np.broadcast_to(v, shape).ravel()[at] if isinstance(v, np.ndarray) else v) for name, v in p.items()}
+    sub = cases_of(p, shape, at)
     if "tile" in sub:
         sub["tile"], sub["split_k"] = "auto", 0.0
     set_rows(sub, np.concatenate(rungs))
@@ -109,8 +119,7 @@ def add_ceiling(
     kernel is the one timed."""
     if p.get("tile", "auto") != "auto":
         return
-    shape = np.broadcast_shapes(np.shape(rows), *(np.shape(v) for v in p.values() if isinstance(v, np.ndarray)))
-    flat_rows = np.broadcast_to(np.asarray(rows, dtype=float), shape).ravel()
+    shape, flat_rows = batch_rows(p, rows)
     ranked = np.broadcast_to(np.asarray(p.get("split_k", 0.0), dtype=float), shape).ravel() == 0
     up = np.full(flat_rows.shape, np.inf)
     for h in reversed(heights):  # the smallest height above the rows
@@ -118,7 +127,7 @@ def add_ceiling(
     at = np.flatnonzero(ranked & (flat_rows > heights[0]) & np.isfinite(up) & ~np.isin(flat_rows, heights))
     if not len(at):
         return
-    sub = {name: (np.broadcast_to(v, shape).ravel()[at] if isinstance(v, np.ndarray) else v) for name, v in p.items()}
+    sub = cases_of(p, shape, at)
     set_rows(sub, up[at])
     work.alternatives.append((fn(sub), at, PADDED_NOTE))
 

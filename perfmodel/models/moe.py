@@ -38,6 +38,11 @@ def touched_experts(tokens, experts, topk):
     return experts * (1.0 - (1.0 - topk / experts) ** tokens)
 
 
+def rows_per_expert(tokens, experts, topk):
+    """Expected rows (token-expert pairs) each touched expert receives under uniform routing."""
+    return tokens * topk / touched_experts(tokens, experts, topk)
+
+
 # An internal parameter of the padded alternative (`fewer_rows.add_ceiling`): the expert GEMMs run
 # with at least this many rows per expert (a tile's height), the extra rows masked.
 PADDED_ROWS_KEY = "_padded_rows_per_expert"
@@ -64,7 +69,7 @@ PADDED_ROWS_KEY = "_padded_rows_per_expert"
 def moe(p: dict, arch, dtype: str) -> Work:
     work = _moe(p, arch, dtype)
     t, e, k = floats(p, "tokens", "experts", "topk")
-    rows = t * k / touched_experts(t, e, k)
+    rows = rows_per_expert(t, e, k)
     fewer_rows.add_floor(work, p, rows, lambda sub: _moe(sub, arch, dtype), _fewer_tokens)
     fewer_rows.add_ceiling(work, p, rows, lambda sub: _moe(sub, arch, dtype), fewer_rows.setter(PADDED_ROWS_KEY))
     return work
@@ -76,7 +81,7 @@ def _fewer_tokens(sub: dict, rows: np.ndarray) -> None:
     t, e, k, rows = np.broadcast_arrays(*(np.asarray(sub[x], dtype=float) for x in ("tokens", "experts", "topk")), rows)
 
     def fits(tokens):
-        return tokens * k / touched_experts(tokens, e, k) <= rows
+        return rows_per_expert(tokens, e, k) <= rows
 
     lo, hi = np.ones_like(t), t.copy()
     for _ in range(40):
