@@ -159,3 +159,26 @@ def test_fused_add_rmsnorm_ops_are_row_kernels_moving_two_tensors_each_way():
         case, why = to_case(rec)
         assert why is None, rec.op
         assert case == {"kernel": "rmsnorm", "rows": 15360, "cols": 4096, "reads": 2, "writes": 2, "dtype": "bf16"}, rec.op
+
+
+def test_flash_attention_ops_carry_their_causal_flag_and_window():
+    """FlashAttention's own spellings: flash_attn_func(q, k, v, dropout_p, softmax_scale, causal,
+    window_size=(left, right)) and aten::_flash_attention_forward(..., is_causal at 8,
+    window_size_left/right at 11/12). A left window of 1023 keeps the query and 1023 keys before
+    it (window=1024); a window with keys on both sides has no model."""
+    q = (2, 4096, 32, 128)
+    kv = (2, 4096, 8, 128)
+    bf = ["c10::BFloat16"] * 3
+    rec = OpRecord(op="flash_attn::flash_attn_func", inputs=[q, kv, kv], dtypes=bf, kwargs={"causal": True, "window_size": (1023, 0)})
+    case, why = to_case(rec)
+    assert why is None and case["causal"] is True and case["window"] == 1024
+    scalars = [None] * 3 + [0.0, None, True, 1023, 0]  # _flash_attn_forward: positional causal, left, right
+    case, _ = to_case(OpRecord(op="flash_attn::_flash_attn_forward", inputs=[q, kv, kv], dtypes=bf, scalars=scalars))
+    assert case["causal"] is True and case["window"] == 1024
+    aten = [None] * 7 + [0.0, False, False, None, 511, 0]  # not is_causal, but no keys after the query
+    case, _ = to_case(OpRecord(op="aten::_flash_attention_forward", inputs=[q, kv, kv] + [None] * 4, dtypes=bf, scalars=aten))
+    assert case["causal"] is True and case["window"] == 512
+    plain, _ = to_case(OpRecord(op="flash_attn::flash_attn_func", inputs=[q, kv, kv], dtypes=bf, kwargs={"window_size": (-1, -1)}))
+    assert "window" not in plain and plain["causal"] is False
+    _, why = to_case(OpRecord(op="flash_attn::flash_attn_func", inputs=[q, kv, kv], dtypes=bf, kwargs={"window_size": (256, 256)}))
+    assert why and "sliding window" in why

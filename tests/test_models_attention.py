@@ -165,6 +165,70 @@ def test_matrix_pipe_runs_whole_blocks(sq, skv, causal):
         assert useful < 0.95  # 8 query blocks: the diagonal blocks are a visible share
 
 
+def _window_scores_by_enumeration(sq, skv, window):
+    """Keys each query sees under a bottom-right causal mask cut to its last `window` keys."""
+    tot = 0
+    for j in range(sq):
+        diag = j + skv - sq
+        tot += max(0, diag - max(0, diag - window + 1) + 1)
+    return tot
+
+
+def _window_blocks_by_enumeration(sq, skv, bq, bk, window):
+    """Score elements of the whole bq x bk blocks a sliding window touches, query block by block."""
+    tot = 0
+    for j in range(-(-sq // bq)):
+        last = min((j + 1) * bq, sq) - 1 + skv - sq
+        first = max(0, j * bq + skv - sq - window + 1)
+        if last >= 0:
+            tot += (last // bk - first // bk + 1) * bk * bq
+    return tot
+
+
+@pytest.mark.parametrize(
+    "sq,skv,window", [(8, 8, 3), (4, 8, 2), (8, 4, 2), (100, 300, 17), (4096, 4096, 1024), (8192, 8192, 4096), (4096, 4096, 128)]
+)
+def test_sliding_window_counts_each_querys_last_keys(sq, skv, window):
+    """window=W keeps each query's last W keys of the causal mask (FlashAttention-2's
+    window_size = (W - 1, 0)): FLOPs from the exact score count, and the matrix pipe's useful
+    fraction from the blocks the band touches, against enumerations."""
+    w = attn(batch=1, heads=8, seq_q=sq, seq_kv=skv, head_dim=128, causal=True, window=window)
+    assert f(w, "mfma:bf16") == 4 * 8 * 128 * _window_scores_by_enumeration(sq, skv, window)
+    L = w.launch
+    bq, bk = int(np.asarray(L.tile_m).ravel()[0]), int(np.asarray(L.tile_n).ravel()[0])
+    if sq >= bq and bq % bk == 0:  # aligned blocks: `window_blocks` is exact there
+        kept = min(skv, sq + window - 1)  # the keys before the first query's window are never read
+        enum = _window_scores_by_enumeration(sq, skv, window) / _window_blocks_by_enumeration(sq, kept, bq, bk, window)
+        assert float(np.asarray(L.useful_fraction).ravel()[0]) == pytest.approx(enum, rel=1e-9)
+
+
+def test_sliding_window_times_what_it_reads():
+    """A window as long as the sequence changes nothing; a decode over a window of a long cache
+    is a decode over the window's keys; a narrower window never takes longer."""
+    from perfmodel import predict
+
+    kw = dict(batch=1, heads=32, kv_heads=8, seq_q=8192, head_dim=128, causal=True)
+    full = predict("attention", "mi300x", **kw)[0].time_us
+    times = [predict("attention", "mi300x", window=w, **kw)[0].time_us for w in (8192, 4096, 1024, 128)]
+    assert times[0] == full
+    assert all(a > b for a, b in zip(times, times[1:], strict=False))
+    assert times[2] < 0.35 * full  # 1024 of 8192 keys: under a quarter of the causal scores
+    dec = dict(batch=8, heads=32, kv_heads=16, seq_q=1, head_dim=256, arch="mi325x")
+    (windowed,) = predict("attention", seq_kv=8192, window=1024, **dec)
+    (short,) = predict("attention", seq_kv=1024, **dec)
+    assert windowed.time_us == short.time_us and windowed.flops == short.flops
+
+
+def test_sliding_window_needs_the_causal_mask(cli):
+    """A window without the causal mask (keys on both sides) has no model: one line, exit 2; a
+    decode (one query) needs no mask."""
+    r = cli("predict", "attention", "batch=1", "heads=8", "seq_q=512", "head_dim=64", "window=128")
+    assert r.exit_code == 2
+    assert "window" in r.output and "causal=true" in r.output and "Traceback" not in r.output
+    ok = cli("predict", "attention", "batch=1", "heads=8", "seq_q=1", "seq_kv=4096", "head_dim=64", "window=128")
+    assert ok.exit_code == 0, ok.output
+
+
 def test_causal_underfilled_grid_lasts_its_heaviest_tile():
     """B1 H32/8 S1024 on MI300X: 256 query-block tiles on 304 CUs, one round. Causal halves the
     FLOPs but the last query block still sees every key, so the kernel takes about as long as

@@ -330,11 +330,21 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     # V's head dim (DeepSeek prefill: 128 beside 192): the third tensor where it has Q's rank
     dv = ts[2][-1] if len(ts) > 2 and len(ts[2]) == len(q) else q[-1]
     causal = bool(rec.kwargs.get("is_causal", False))
+    left = right = None  # FlashAttention's window_size_left/right: keys before/after the query (-1 or None: unbounded)
     if name in ("_flash_attention_forward", "flash_attn_func", "_flash_attn_forward", "mha_fwd", "fmha_fwd"):
         # [batch, seq, heads, dim] layout (FlashAttention / aiter / aten flash kernel)
         b, sq, h, d = q
         skv, hk = k[1], k[2]
-        causal = causal or bool(_scalar(rec, 8, False) if name == "_flash_attention_forward" else False)
+        if name == "_flash_attention_forward":  # aten: (..., dropout_p, is_causal, return_debug_mask, scale, window_size_left, ...)
+            causal = causal or bool(_scalar(rec, 8, False))
+            left, right = rec.kwargs.get("window_size_left", _scalar(rec, 11)), rec.kwargs.get("window_size_right", _scalar(rec, 12))
+        elif name in ("flash_attn_func", "_flash_attn_forward"):  # Dao: (q, k, v, dropout_p, softmax_scale, causal, window_size...)
+            causal = causal or bool(rec.kwargs.get("causal", _scalar(rec, 5, False)))
+            pair = rec.kwargs.get("window_size", _scalar(rec, 6))  # flash_attn_func: a (left, right) pair
+            if isinstance(pair, (list, tuple)) and len(pair) == 2:
+                left, right = pair
+            else:
+                left, right = rec.kwargs.get("window_size_left", pair), rec.kwargs.get("window_size_right", _scalar(rec, 7))
     else:  # [batch, heads, seq, dim] (sdpa and its aten backends)
         b, h, sq, d = q if len(q) == 4 else (1, *q)
         hk, skv = (k[1], k[2]) if len(k) == 4 else (k[0], k[1])
@@ -345,6 +355,11 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d, "causal": causal}
     if dv != d:
         case["head_dim_v"] = dv
+    if isinstance(left, int) and not isinstance(left, bool) and 0 <= left < skv:
+        causal = case["causal"] = causal or right == 0  # no keys after the query: FlashAttention's causal local mask
+        if not causal and sq > 1:
+            return f"{rec.op}: a sliding window without a causal mask (keys on both sides) has no model ({rec.shapes_text()})"
+        case["window"] = left + 1  # the query's own key and the `left` before it
     if h % hk:
         return f"{rec.op}: {h} query heads not a multiple of {hk} KV heads ({rec.shapes_text()})"
     return case

@@ -1,7 +1,11 @@
 """Flash attention (FA2-style, fused softmax), forward and backward, with GQA and decode.
 
 Scores: n = Sq*Skv, or with a causal mask (bottom-right aligned, as FlashAttention-2 does for
-Sq != Skv) n = Sq*Skv - Sq(Sq-1)/2 when Sq <= Skv and Skv(Skv+1)/2 when Sq > Skv.
+Sq != Skv) n = Sq*Skv - Sq(Sq-1)/2 when Sq <= Skv and Skv(Skv+1)/2 when Sq > Skv. A sliding
+window (``window`` = W, local attention: Mistral, Gemma 2/3, gpt-oss) keeps each query's last W
+keys of that mask, its own position included (FlashAttention-2's window_size = (W - 1, 0)): the
+keys before the first query's window are never read (Skv becomes min(Skv, Sq + W - 1)), and
+`causal_scores` caps every row at W.
 
 Head dims: D for Q and K, Dv for V and O (``head_dim_v``, default D: DeepSeek's MLA prefill runs
 D = 192, Dv = 128). ``kv_shared``: V is the first Dv channels of K, one tensor read once (MLA's
@@ -53,9 +57,23 @@ def _resolve(p: dict, key: str, fallback):
     return v.astype(float)
 
 
-def causal_scores(sq, skv):
-    """Score elements under a bottom-right-aligned causal mask."""
-    return np.where(sq <= skv, sq * skv - sq * (sq - 1.0) / 2.0, skv * (skv + 1.0) / 2.0)
+def causal_scores(sq, skv, window=np.inf):
+    """Score elements under a bottom-right-aligned causal mask, each row capped at ``window``
+    keys: query j sees min(j + Skv - Sq + 1, W) keys (none where that is below 1), so the sum is
+    C(Skv) - C(max(Skv - Sq, 0)) with C(x) = sum of min(v, W) for v = 1..x."""
+
+    def capped(x):
+        w = np.minimum(x, window)
+        return w * (w + 1.0) / 2.0 + np.where(x > w, (x - w) * w, 0.0)  # past the window: W each
+
+    return capped(skv) - capped(np.maximum(skv - sq, 0.0))
+
+
+def window_blocks(outer, inner, window):
+    """Inner blocks one outer block meets inside a sliding window: ceil(outer / inner) for the
+    block's own span plus ceil((W - 1) / inner) behind it (exact where the blocks are aligned to
+    the diagonal, as a square prefill's are); unbounded without a window."""
+    return np.ceil(outer / inner) + np.ceil((window - 1.0) / inner)
 
 
 def _candidates(arch, dims: tuple[float, float, bool], elem: float, phase: str):
@@ -94,6 +112,10 @@ def _candidates(arch, dims: tuple[float, float, bool], elem: float, phase: str):
         Param("head_dim_v", default=None, help="V and output head dim (DeepSeek MLA prefill: 128 beside head_dim 192); default: head_dim"),
         Param("kv_shared", bool, False, help="V is the first head_dim_v channels of K, read once (MLA absorbed decode: kv_heads=1 head_dim=576 head_dim_v=512)"),
         Param("causal", bool, False),
+        Param(
+            "window", default=0, minimum=0,
+            help="sliding window (local attention): each query sees at most this many keys, ending at its own position (Mistral, Gemma, gpt-oss); 0: no window; needs causal=true unless seq_q=1",
+        ),
         Param("phase", str, "fwd", choices=("fwd", "bwd")),
         Param("paged", bool, False, help="K/V in a paged cache read through a block table (vLLM)"),
         Param("block_size", default=16, help="tokens per KV-cache block (paged)"),
@@ -255,7 +277,8 @@ class _Problem:
     shape: tuple
     phase: str
     elem: float
-    frac: np.ndarray  # share of the K/V (fwd) or Q (bwd) a block needs on average (causal)
+    frac: np.ndarray  # share of the K/V (fwd) or Q (bwd) a block needs on average (causal, window)
+    window: np.ndarray  # keys a query sees at most (inf: no sliding window)
     n: np.ndarray  # score elements
     copies: np.ndarray
     a_unique: np.ndarray | None  # distinct K/V bytes per bwd problem (the KV head's, shared by g)
@@ -273,10 +296,16 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
     hk = _resolve(p, "kv_heads", h)
     skv = _resolve(p, "seq_kv", sq)
     dv = _resolve(p, "head_dim_v", d)
-    shape = np.broadcast(b, h, sq, d, hk, skv, dv).shape
-    b, h, sq, d, hk, skv, dv = (np.broadcast_to(v, shape) for v in (b, h, sq, d, hk, skv, dv))
+    win = _resolve(p, "window", 0.0)
+    shape = np.broadcast(b, h, sq, d, hk, skv, dv, win).shape
+    b, h, sq, d, hk, skv, dv, win = (np.broadcast_to(v, shape) for v in (b, h, sq, d, hk, skv, dv, win))
     if np.any(hk > h) or np.any(np.mod(h, hk) != 0):
         raise InputError("expected kv_heads to divide heads", key="kv_heads")
+    causal = bool(p.get("causal", False))
+    if not causal and np.any((win > 0) & (sq > 1)):
+        raise InputError("expected causal=true with window (the window's right edge is the causal diagonal) unless seq_q=1", key="window")
+    window = np.where(win > 0, win, np.inf)
+    skv = np.minimum(skv, sq + window - 1.0)  # keys before the first query's window are never read
     phase = p.get("phase", "fwd")
     shared = bool(p.get("kv_shared", False))
     if shared and phase != "fwd":
@@ -284,7 +313,7 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
     if shared and np.any(dv > d):
         raise InputError("expected head_dim_v <= head_dim with kv_shared (V is the first head_dim_v channels of K)", key="head_dim_v")
     elem = dtypes.size(dtype)
-    scores = causal_scores(sq, skv) if bool(p.get("causal", False)) else sq * skv
+    scores = causal_scores(sq, skv, window) if causal else sq * skv
     qrows = h / hk * sq
     kv_width = d if shared else d + dv  # channels of one key's K and V in memory
     if phase == "fwd":
@@ -297,6 +326,7 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
     return _Problem(
         b, h, sq, d, dv, shared, kv_width, hk, skv, shape, phase, elem,
         frac=scores / (sq * skv),
+        window=window,
         n=b * h * scores,
         copies=copies,
         a_unique=a_unique,
@@ -454,7 +484,13 @@ def _executed_scores(x: _Problem, bq, bk, split):
         return x.b * x.h * full
     nq = np.ceil(sq / bq)
     off = skv - sq
-    blocks = (off * nq + bq * nq * (nq + 1.0) / 2.0 - (nq * bq - sq)) / bk + nq * (1.0 - np.minimum(bq, bk) / bk) / 2.0
+    # query block j streams a + j c key blocks (a: the offset and the mean round-up, c = bq/bk),
+    # at most `window_blocks` under a sliding window: the first J blocks below that cap, the rest at it
+    a, c = off / bk + (1.0 - np.minimum(bq, bk) / bk) / 2.0, bq / bk
+    cap = window_blocks(bq, bk, x.window)
+    below = np.clip(np.ceil((cap - a) / c) - 1.0, 0.0, nq)  # all nq without a window (cap inf)
+    at_cap = (nq - below) * np.where(np.isfinite(cap), cap, 0.0)
+    blocks = below * a + c * below * (below + 1.0) / 2.0 + at_cap - (nq * bq - sq) / bk
     causal = np.where((sq < bq) | (sq > skv), full * x.frac, blocks * bk * bq)
     return x.b * x.h * np.where(x.frac < 1.0, causal, full)
 
@@ -505,14 +541,15 @@ def _side_kernels(arch, dtype: str, x: _Problem) -> list[Work]:
 def _tile_geometry(x: _Problem, bo, bi):
     """(query-side block, key-side block, the heaviest tile's inner blocks, tiles per head):
     fwd tiles are query blocks streaming key blocks, and the last one sees every key; bwd tiles
-    are key blocks streaming query blocks, and the first one sees every query."""
+    are key blocks streaming query blocks, and the first one sees every query (in both, at most
+    a sliding window's blocks: `window_blocks`)."""
     if x.phase == "fwd":
         # per head; where a query block packs the rows of the g heads of a KV head (Sq < bq:
         # decode and speculative decode), each head owns 1/g of its blocks
         g = x.h / x.hk
         per_head = np.where(x.sq < bo, np.ceil(g * x.sq / bo) / g, np.ceil(x.sq / bo))
-        return bo, bi, np.ceil(x.skv / bi), per_head
-    return bi, bo, np.ceil(x.sq / bi), np.ceil(x.skv / bo)
+        return bo, bi, np.minimum(np.ceil(x.skv / bi), window_blocks(bo, bi, x.window)), per_head
+    return bi, bo, np.minimum(np.ceil(x.sq / bi), window_blocks(bo, bi, x.window)), np.ceil(x.skv / bo)
 
 
 def _mean_tile_steps(x: _Problem, bo, bi, split):
