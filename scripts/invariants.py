@@ -10,7 +10,10 @@ A fastest implementation never gets slower when it has less to do, so for the sa
 - GQA: sharing K/V among g query heads reads less and computes the same, so GQA time <= the time
   of the same heads without sharing (above 1.1x is a defect: the kernel could run it unshared);
 - batch x 2: twice the sequences is never faster (below 0.95x is a defect);
-- seq_q next: more query tokens (the grid's next count) is never faster (below 0.95x is a defect).
+- seq_q next: more query tokens (the grid's next count) is never faster (below 0.95x is a defect);
+- window: a sliding window (an eighth of the keys, at least 16) under the causal mask skips work,
+  so it is never slower than the plain causal mask (above 1.1x is a defect), and twice the window
+  is never faster (below 0.95x is a defect).
 
 The same seq_kv and batch checks run on MLA's absorbed decode (`kv_shared`, one latent KV head
 of 576 channels whose first 512 are V, fp8 on the targets that have it, bf16 elsewhere), and
@@ -157,8 +160,13 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for arch in args.arch.split(","):
         base = times(arch, b, h, hk, sq, skv, d)
+        causal = times(arch, b, h, hk, sq, skv, d, causal=True)
+        win = np.maximum(np.floor(skv / 8), 16.0)
+        windowed = times(arch, b, h, hk, sq, skv, d, causal=True, window=win)
         checks = {
-            "causal / non-causal <= 1.1": (times(arch, b, h, hk, sq, skv, d, causal=True) / base, 1.1, max),
+            "causal / non-causal <= 1.1": (causal / base, 1.1, max),
+            "window / causal <= 1.1": (windowed / causal, 1.1, max),
+            "window x 2 / window >= 0.95": (times(arch, b, h, hk, sq, skv, d, causal=True, window=2 * win) / windowed, 0.95, min),
             "seq_kv x 2 / seq_kv >= 0.95": (times(arch, b, h, hk, sq, 2 * skv, d) / base, 0.95, min),
             "GQA / unshared heads <= 1.1": (base / times(arch, b, h, h, sq, skv, d), 1.1, max),
             "batch x 2 / batch >= 0.95": (times(arch, 2 * b, h, hk, sq, skv, d) / base, 0.95, min),

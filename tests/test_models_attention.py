@@ -229,6 +229,23 @@ def test_sliding_window_needs_the_causal_mask(cli):
     assert ok.exit_code == 0, ok.output
 
 
+@pytest.mark.parametrize("sq,skv,window", [(128, 128, None), (100, 300, None), (128, 128, 16), (128, 4096, 32)])
+def test_one_query_block_runs_every_key_block_whole(sq, skv, window):
+    """Fewer queries than one query block (FlashAttention-3's 192 rows on H100 at head dim 64):
+    that block runs every key block its last query sees, whole, however much of it the causal
+    mask or a window hides (until 2026-11-27 the blocks were scaled by the masked share, so a
+    narrow window on 128 tokens timed slower than a wider one)."""
+    h100 = load_arch("h100")
+    p = {k: np.atleast_1d(float(v)) for k, v in dict(batch=1, heads=8, seq_q=sq, seq_kv=skv, head_dim=64).items()}
+    p.update(kv_heads=None, causal=True, phase="fwd", window=None if window is None else np.atleast_1d(float(window)))
+    w = get_model("attention").fn(p, h100, "bf16")
+    bq, bk = float(w.launch.tile_m[0]), float(w.launch.tile_n[0])
+    assert bq > sq
+    kept = skv if window is None else min(skv, sq + window - 1)
+    scores = _window_scores_by_enumeration(sq, skv, window or skv)
+    assert float(w.launch.useful_fraction[0]) == pytest.approx(scores / (bq * np.ceil(kept / bk) * bk), rel=1e-9)
+
+
 def test_causal_underfilled_grid_lasts_its_heaviest_tile():
     """B1 H32/8 S1024 on MI300X: 256 query-block tiles on 304 CUs, one round. Causal halves the
     FLOPs but the last query block still sees every key, so the kernel takes about as long as

@@ -131,7 +131,35 @@ def attention(p: dict, arch, dtype: str) -> Work:
         fewer_rows.add_floor(work, p, p["batch"], lambda sub: _attention(sub, arch, dtype), batch, fewer_rows.BY_FOUR, np.inf)
     else:
         _add_unshared(work, p, lambda sub: _attention(sub, arch, dtype))
+    _add_unwindowed_blocks(work, p, lambda sub: _attention(sub, arch, dtype))
     return work
+
+
+# An internal parameter of the windowed alternative (`_add_unwindowed_blocks`): the blocks and
+# split are those ranked for the same case without its window.
+UNWINDOWED_BLOCKS_KEY = "_blocks_without_window"
+UNWINDOWED_NOTE = (
+    "sliding window timed with the blocks of the plain causal kernel, skipping the blocks outside"
+    " the window: the blocks ranked for the window time slower"
+)
+
+
+def _add_unwindowed_blocks(work: Work, p: dict, fn) -> None:
+    """A windowed case can run the blocks and split ranked for its plain causal mask, skipping
+    the blocks outside the window (FlashAttention-2 runs one kernel for both masks): an upper
+    bound on the fastest windowed kernel (`Work.alternatives`). The block ranking's local cost
+    does not see every term the estimator charges (the MALL re-reads of many small query
+    blocks), so a narrow window could rank blocks that time slower than the causal mask's."""
+    win = p.get("window")
+    if win is None:
+        return
+    shape, win = fewer_rows.batch_rows(p, win)
+    at = np.flatnonzero(win > 0)
+    if not len(at):
+        return
+    sub = fewer_rows.cases_of(p, shape, at)
+    sub[UNWINDOWED_BLOCKS_KEY] = True
+    work.alternatives.append((fn(sub), at, UNWINDOWED_NOTE))
 
 
 UNSHARED_NOTE = (
@@ -182,7 +210,8 @@ def _attention(p: dict, arch, dtype: str) -> Work:
     latent, use = _latent(arch, x)
     rate_dtype = latent.get("rate_as", {}).get(pdt) if latent else None
     r = tiles.Rates.of(arch, pipe, pdt)
-    bo, bi, lanes, split = _choose_blocks(arch, r, x, latent, use)
+    ranked = _problem({**p, "window": None}, arch, dtype) if p.get(UNWINDOWED_BLOCKS_KEY) else x  # `_add_unwindowed_blocks`
+    bo, bi, lanes, split = _choose_blocks(arch, r, ranked, latent, use)
     persistent = _combine_always(arch, x)  # AITER's persistent MLA decode (see `_combine_always`)
     paged = bool(p.get("paged", False))
     combine = (split > 1) | persistent
@@ -491,7 +520,9 @@ def _executed_scores(x: _Problem, bq, bk, split):
     below = np.clip(np.ceil((cap - a) / c) - 1.0, 0.0, nq)  # all nq without a window (cap inf)
     at_cap = (nq - below) * np.where(np.isfinite(cap), cap, 0.0)
     blocks = below * a + c * below * (below + 1.0) / 2.0 + at_cap - (nq * bq - sq) / bk
-    causal = np.where((sq < bq) | (sq > skv), full * x.frac, blocks * bk * bq)
+    # one query block (Sq < bq: also the packed rows of decode) runs every key block its last
+    # query sees, whole; more queries than keys (Sq > Skv) keep the masked share
+    causal = np.where(sq > skv, full * x.frac, np.where(sq < bq, full, blocks * bk * bq))
     return x.b * x.h * np.where(x.frac < 1.0, causal, full)
 
 
