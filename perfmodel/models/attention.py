@@ -131,7 +131,14 @@ def attention(p: dict, arch, dtype: str) -> Work:
         fewer_rows.add_floor(work, p, p["batch"], lambda sub: _attention(sub, arch, dtype), batch, fewer_rows.BY_FOUR, np.inf)
     else:
         _add_unshared(work, p, lambda sub: _attention(sub, arch, dtype))
-    _add_unwindowed_blocks(work, p, lambda sub: _attention(sub, arch, dtype))
+
+    def unwindowed(sub: dict) -> Work:  # the causal blocks, packed or unshared, whichever is faster
+        w = _attention(sub, arch, dtype)
+        if not sub.get("kv_shared", False):
+            _add_unshared(w, sub, lambda s: _attention(s, arch, dtype))
+        return w
+
+    _add_unwindowed_blocks(work, p, unwindowed)
     return work
 
 
