@@ -124,21 +124,24 @@ def _candidates(arch, dims: tuple[float, float, bool], elem: float, phase: str):
     default_dtype="bf16",
 )
 def attention(p: dict, arch, dtype: str) -> Work:
-    work = _attention(p, arch, dtype)
-    fewer_rows.add_floor(work, p, p["seq_q"], lambda sub: _attention(sub, arch, dtype), _fewer_queries, QUERY_LADDER, np.inf)
-    if p.get("kv_shared", False):  # MLA's latent decode: fewer sequences too (see docs/models-tiled.md)
-        batch = fewer_rows.setter("batch")
-        fewer_rows.add_floor(work, p, p["batch"], lambda sub: _attention(sub, arch, dtype), batch, fewer_rows.BY_FOUR, np.inf)
-    else:
-        _add_unshared(work, p, lambda sub: _attention(sub, arch, dtype))
-
-    def unwindowed(sub: dict) -> Work:  # the causal blocks, packed or unshared, whichever is faster
+    def best(sub: dict, windowed_only: bool = False) -> Work:
+        """The kernel's estimate with the other ways of running it (`Work.alternatives`); with
+        ``windowed_only``, only for the sliding-window cases (the floors' smaller problems)."""
         w = _attention(sub, arch, dtype)
         if not sub.get("kv_shared", False):
-            _add_unshared(w, sub, lambda s: _attention(s, arch, dtype))
+            _add_unshared(w, sub, lambda s: _attention(s, arch, dtype), windowed_only)
+        _add_unwindowed_blocks(w, sub, best)
         return w
 
-    _add_unwindowed_blocks(work, p, unwindowed)
+    work = best(p)
+    # the floors' smaller problems: a windowed one is timed as it would be on its own, with its
+    # alternatives (the blocks ranked for a narrow window can time far slower than the causal
+    # mask's); the others keep the kernel's own estimate (their alternatives cost a fifth of the
+    # CLI's speed and moved no held-out point closer)
+    floor = lambda sub: best(sub, windowed_only=True)  # noqa: E731
+    fewer_rows.add_floor(work, p, p["seq_q"], floor, _fewer_queries, QUERY_LADDER, np.inf)
+    if p.get("kv_shared", False):  # MLA's latent decode: fewer sequences too (see docs/models-tiled.md)
+        fewer_rows.add_floor(work, p, p["batch"], floor, fewer_rows.setter("batch"), fewer_rows.BY_FOUR, np.inf)
     return work
 
 
@@ -158,7 +161,7 @@ def _add_unwindowed_blocks(work: Work, p: dict, fn) -> None:
     does not see every term the estimator charges (the MALL re-reads of many small query
     blocks), so a narrow window could rank blocks that time slower than the causal mask's."""
     win = p.get("window")
-    if win is None:
+    if win is None or p.get(UNWINDOWED_BLOCKS_KEY):
         return
     shape, win = fewer_rows.batch_rows(p, win)
     at = np.flatnonzero(win > 0)
@@ -175,7 +178,7 @@ UNSHARED_NOTE = (
 )
 
 
-def _add_unshared(work: Work, p: dict, fn) -> None:
+def _add_unshared(work: Work, p: dict, fn, windowed_only: bool = False) -> None:
     """A GQA forward can run as the same query heads each with its own K/V (the grid of an MHA
     kernel, every group's K/V read through the L2), which reads no fewer bytes from the caches
     and as many from device memory at most: the unshared estimate is an upper bound on the
@@ -189,7 +192,10 @@ def _add_unshared(work: Work, p: dict, fn) -> None:
         return
     shape, heads = fewer_rows.batch_rows(p, p["heads"])
     kvh = np.broadcast_to(_resolve({"kv_heads": kvh}, "kv_heads", np.nan), shape).ravel()
-    at = np.flatnonzero(kvh < heads)  # nan (a batch's heads default) compares false
+    grouped = kvh < heads  # nan (a batch's heads default) compares false
+    if windowed_only:
+        grouped &= np.broadcast_to(_resolve(p, "window", 0.0), shape).ravel() > 0
+    at = np.flatnonzero(grouped)
     if not len(at):
         return
     sub = fewer_rows.cases_of(p, shape, at)
