@@ -32,6 +32,7 @@ Below, D in a product with V or O stands for Dv.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,7 +139,7 @@ def attention(p: dict, arch, dtype: str) -> Work:
     # alternatives (the blocks ranked for a narrow window can time far slower than the causal
     # mask's); the others keep the kernel's own estimate (their alternatives cost a fifth of the
     # CLI's speed and moved no held-out point closer)
-    floor = lambda sub: best(sub, windowed_only=True)  # noqa: E731
+    floor = functools.partial(best, windowed_only=True)
     fewer_rows.add_floor(work, p, p["seq_q"], floor, _fewer_queries, QUERY_LADDER, np.inf)
     if p.get("kv_shared", False):  # MLA's latent decode: fewer sequences too (see docs/models-tiled.md)
         fewer_rows.add_floor(work, p, p["batch"], floor, fewer_rows.setter("batch"), fewer_rows.BY_FOUR, np.inf)
