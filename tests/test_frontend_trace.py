@@ -182,3 +182,21 @@ def test_flash_attention_ops_carry_their_causal_flag_and_window():
     assert "window" not in plain and plain["causal"] is False
     _, why = to_case(OpRecord(op="flash_attn::flash_attn_func", inputs=[q, kv, kv], dtypes=bf, kwargs={"window_size": (256, 256)}))
     assert why and "sliding window" in why
+
+
+def test_flash_attention_ops_carry_their_softcap():
+    """FlashAttention's logit soft cap (Gemma 2): the `softcap` keyword, or its position after the
+    window (flash_attn_func: the (left, right) pair at 6, softcap at 7; _flash_attn_forward since
+    2.6.3: window_size_left/right at 6/7, softcap at 8). 0 means none; aten's flash op has none."""
+    q = kv = (1, 2048, 16, 256)
+    bf = ["c10::BFloat16"] * 3
+    case, why = to_case(OpRecord(op="flash_attn::flash_attn_func", inputs=[q, kv, kv], dtypes=bf, kwargs={"causal": True, "softcap": 50.0}))
+    assert why is None and case["softcap"] == 50.0
+    scalars = [None] * 3 + [0.0, None, True, (-1, -1), 30.0]
+    case, _ = to_case(OpRecord(op="flash_attn::flash_attn_func", inputs=[q, kv, kv], dtypes=bf, scalars=scalars))
+    assert case["softcap"] == 30.0 and "window" not in case
+    scalars = [None] * 3 + [0.0, None, True, 1023, 0, 50.0]
+    case, _ = to_case(OpRecord(op="flash_attn::_flash_attn_forward", inputs=[q, kv, kv], dtypes=bf, scalars=scalars))
+    assert case["softcap"] == 50.0 and case["window"] == 1024
+    none, _ = to_case(OpRecord(op="flash_attn::flash_attn_func", inputs=[q, kv, kv], dtypes=bf, kwargs={"softcap": 0.0}))
+    assert "softcap" not in none

@@ -687,3 +687,43 @@ def test_mla_latent_decode_floors_on_fewer_sequences_and_skips_the_2_token_spike
         for q in (2.0, 4.0)
     )
     assert four < 0.6 * two
+
+
+@pytest.mark.parametrize("phase", ["fwd", "bwd"])
+def test_softcap_adds_a_tanh_per_score(phase):
+    """Logit soft-capping (Gemma 2, FlashAttention's softcap) adds per executed score one multiply
+    and a tanh; on AMD the tanh is an exp, a reciprocal and three VALU instructions (4 FLOPs:
+    `activations.PER_ELEMENT`), on NVIDIA one tanh.approx; the backward multiplies dS by
+    1 - tanh^2 (3 FLOPs more). The matrix FLOPs and the bytes do not change."""
+    from perfmodel.models.activations import PER_ELEMENT
+
+    kw = dict(batch=2, heads=4, seq_q=8, seq_kv=16, head_dim=32)
+    plain, capped = attn(phase=phase, **kw), attn(phase=phase, softcap=50.0, **kw)
+    n = 2 * 4 * 8 * 16
+    tanh_valu, tanh_sfu = PER_ELEMENT["tanh"]
+    extra_valu = 1.0 + tanh_valu + (3.0 if phase == "bwd" else 0.0)
+    assert f(capped, "sfu:fp32") - f(plain, "sfu:fp32") == tanh_sfu * n
+    assert f(capped, "valu:fp32") - f(plain, "valu:fp32") == pytest.approx(extra_valu * n)
+    assert f(capped, "mfma:bf16") == f(plain, "mfma:bf16")
+    for level, b in plain.bytes.items():
+        assert np.array_equal(np.asarray(capped.bytes[level]), np.asarray(b)), level
+    h100 = load_arch("h100")
+    p = {k: np.atleast_1d(float(v)) for k, v in kw.items()}
+    p.update(kv_heads=None, causal=False, phase=phase)
+    on_nv = get_model("attention").fn({**p, "softcap": np.atleast_1d(50.0)}, h100, "bf16")
+    off_nv = get_model("attention").fn(p, h100, "bf16")
+    assert f(on_nv, "sfu:fp32") - f(off_nv, "sfu:fp32") == n  # tanh.approx.f32: one op
+
+
+@pytest.mark.parametrize("arch", ["mi300x", "mi355x", "h100", "rx7900xtx"])
+def test_softcap_is_never_faster(arch):
+    """The cap only adds work: never faster than the same case without it, and slower where the
+    exponentials already share the chain with the matrix products (head dim 64, long sequence)."""
+    from perfmodel import predict
+
+    for kw in (dict(batch=1, heads=16, seq_q=8192, head_dim=64, causal=True), dict(batch=4, heads=32, kv_heads=8, seq_q=1, seq_kv=4096, head_dim=128)):
+        (plain,) = predict("attention", arch, **kw)
+        (capped,) = predict("attention", arch, softcap=30.0, **kw)
+        assert capped.time_us >= plain.time_us
+    long = dict(batch=1, heads=16, seq_q=8192, head_dim=64, causal=True)
+    assert predict("attention", arch, softcap=30.0, **long)[0].time_us > 1.05 * predict("attention", arch, **long)[0].time_us

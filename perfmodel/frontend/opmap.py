@@ -331,6 +331,7 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     dv = ts[2][-1] if len(ts) > 2 and len(ts[2]) == len(q) else q[-1]
     causal = bool(rec.kwargs.get("is_causal", False))
     left = right = None  # FlashAttention's window_size_left/right: keys before/after the query (-1 or None: unbounded)
+    softcap = rec.kwargs.get("softcap")  # FlashAttention's logit soft cap (0: none)
     if name in ("_flash_attention_forward", "flash_attn_func", "_flash_attn_forward", "mha_fwd", "fmha_fwd"):
         # [batch, seq, heads, dim] layout (FlashAttention / aiter / aten flash kernel)
         b, sq, h, d = q
@@ -341,10 +342,13 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         elif name in ("flash_attn_func", "_flash_attn_forward"):  # Dao: (q, k, v, dropout_p, softmax_scale, causal, window_size...)
             causal = causal or bool(rec.kwargs.get("causal", _scalar(rec, 5, False)))
             pair = rec.kwargs.get("window_size", _scalar(rec, 6))  # flash_attn_func: a (left, right) pair
-            if isinstance(pair, (list, tuple)) and len(pair) == 2:
+            if isinstance(pair, (list, tuple)) and len(pair) == 2:  # then softcap follows at 7
                 left, right = pair
-            else:
+                cap_at = 7
+            else:  # _flash_attn_forward since 2.6.3: window_size_left, window_size_right, softcap
                 left, right = rec.kwargs.get("window_size_left", pair), rec.kwargs.get("window_size_right", _scalar(rec, 7))
+                cap_at = 8
+            softcap = softcap if softcap is not None else _scalar(rec, cap_at)
     else:  # [batch, heads, seq, dim] (sdpa and its aten backends)
         b, h, sq, d = q if len(q) == 4 else (1, *q)
         hk, skv = (k[1], k[2]) if len(k) == 4 else (k[0], k[1])
@@ -355,6 +359,8 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d, "causal": causal}
     if dv != d:
         case["head_dim_v"] = dv
+    if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0:
+        case["softcap"] = float(softcap)
     if isinstance(left, int) and not isinstance(left, bool) and 0 <= left < skv:
         causal = case["causal"] = causal or right == 0  # no keys after the query: FlashAttention's causal local mask
         if not causal and sq > 1:

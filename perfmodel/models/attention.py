@@ -39,7 +39,7 @@ import numpy as np
 
 from perfmodel import dtypes
 from perfmodel.errors import InputError
-from perfmodel.models import elementwise, fewer_rows, tiles, traffic
+from perfmodel.models import activations, elementwise, fewer_rows, tiles, traffic
 from perfmodel.models.registry import Param, floats, register
 from perfmodel.rates import transcendental_rate
 from perfmodel.work import Launch, Work
@@ -116,6 +116,10 @@ def _candidates(arch, dims: tuple[float, float, bool], elem: float, phase: str):
         Param(
             "window", default=0, minimum=0,
             help="sliding window (local attention): each query sees at most this many keys, ending at its own position (Mistral, Gemma, gpt-oss); 0: no window; needs causal=true unless seq_q=1",
+        ),
+        Param(
+            "softcap", float, 0, minimum=0,
+            help="logit soft-capping: each score s becomes softcap * tanh(s / softcap) before the softmax (Gemma 2, Grok; FlashAttention's softcap); 0: none",
         ),
         Param("phase", str, "fwd", choices=("fwd", "bwd")),
         Param("paged", bool, False, help="K/V in a paged cache read through a block table (vLLM)"),
@@ -331,6 +335,8 @@ class _Problem:
     b_col: np.ndarray
     per_score: np.ndarray  # matrix FLOPs per score element
     sfu: float  # device exp/s
+    sfu_per_score: np.ndarray  # transcendentals per score: the softmax's exp, plus the soft cap's tanh
+    vendor: str  # the arch's (how the soft cap's tanh is lowered: `softcap_cost`)
     dtype: str = ""  # the case's dtype (which MLA decode library path applies: `_latent`)
 
 
@@ -340,8 +346,9 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
     skv = _resolve(p, "seq_kv", sq)
     dv = _resolve(p, "head_dim_v", d)
     win = _resolve(p, "window", 0.0)
-    shape = np.broadcast(b, h, sq, d, hk, skv, dv, win).shape
-    b, h, sq, d, hk, skv, dv, win = (np.broadcast_to(v, shape) for v in (b, h, sq, d, hk, skv, dv, win))
+    cap = _resolve(p, "softcap", 0.0)
+    shape = np.broadcast(b, h, sq, d, hk, skv, dv, win, cap).shape
+    b, h, sq, d, hk, skv, dv, win, cap = (np.broadcast_to(v, shape) for v in (b, h, sq, d, hk, skv, dv, win, cap))
     if np.any(hk > h) or np.any(np.mod(h, hk) != 0):
         raise InputError("expected kv_heads to divide heads", key="kv_heads")
     causal = bool(p.get("causal", False))
@@ -380,6 +387,8 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
         # matrix FLOPs per score: fwd QK^T (2D) and PV (2Dv); bwd also dP = dO V^T (2Dv), dV (2Dv), dQ and dK (2D each)
         per_score=2.0 * (d + dv) if phase == "fwd" else 2.0 * (3.0 * d + 2.0 * dv),
         sfu=sfu,
+        sfu_per_score=1.0 + np.where(cap > 0, softcap_cost(arch.vendor, phase)[2], 0.0),
+        vendor=arch.vendor,
         dtype=dtype,
     )  # fmt: skip
 
@@ -417,7 +426,7 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem, latent: dict | None, laten
     def cost(bo, bi, split, lanes):
         grid = np.ceil(x.rows / bo) * x.copies * split
         depth = np.ceil(x.cols * x.frac / (split * bi)) * bi  # streamed keys (fwd) / queries (bwd)
-        t_tile = bo * depth * (x.per_score * r.cus / r.flops + r.cus / x.sfu)
+        t_tile = bo * depth * (x.per_score * r.cus / r.flops + x.sfu_per_score * r.cus / x.sfu)
         t_l1 = (bo * x.a_row + depth * x.b_col) * r.cus / r.bw.get("l1", np.inf)
         # the streamed blocks through LDS: written once, read by each wave (`_add_bytes`)
         readers = tiles.operand_readers(arch, np.asarray(lanes, dtype=float) / arch.wave_size)
@@ -645,11 +654,47 @@ def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
         # per score: P's FMA, dP - Delta, times P, and half a packed convert each of P and dS
         # (Delta = rowsum(dO * O) is the pre-pass kernel's, `_side_kernels`)
         work.add_valu_issue("fp32", 4.0 * n)
+    _add_softcap(work, x)
     _add_relayout(work, arch, x, pipe)
     if not arch.has("sfu", "fp32"):
         work.notes.append(f"{arch.key} has no sfu pipe: exponentials counted on sfu:fp32 anyway")
     # per KV block: S = QK^T, then max/exp/sum, then PV: one chain in each wave
     work.dependent.update({f"{pipe}:{pdt}", "valu:fp32", "sfu:fp32"})
+
+
+# Logit soft-capping per score (FlashAttention-2's softcap: `flash_api.cpp` set_params_fprop sets
+# params.softcap = softmax_scale / softcap and the softmax scale to the cap, so the kernel
+# multiplies each score once, takes its tanh, and the cap rides in the exp's existing FMA): one
+# multiply and a tanh. AMD: `activations.PER_ELEMENT["tanh"]` (CDNA and RDNA have no tanh
+# instruction: exp, add, rcp, FMA); NVIDIA: FlashAttention's cutlass::fast_tanh is PTX
+# tanh.approx.f32 (sm_75 and later), one special-function op. The backward recomputes it and
+# multiplies dS by its derivative 1 - t^2 (an FMA and a multiply). Per score, by vendor:
+# (VALU FLOPs, VALU instructions, SFU ops).
+_TANH_VALU, _TANH_SFU = activations.PER_ELEMENT["tanh"]
+SOFTCAP_FWD = {
+    "AMD": (1.0 + _TANH_VALU, 1.0 + 3.0, _TANH_SFU),  # the multiply, then the tanh's 3 instructions (4 FLOPs)
+    "NVIDIA": (1.0, 1.0, 1.0),  # the multiply, then tanh.approx.f32
+}
+SOFTCAP_BWD = {v: (f + 3.0, i + 2.0, t) for v, (f, i, t) in SOFTCAP_FWD.items()}
+
+
+def _add_softcap(work: Work, x: _Problem) -> None:
+    """The soft cap's tanh on every executed score, where the case has one (`softcap` > 0)."""
+    on = x.sfu_per_score > 1.0
+    if not np.any(on):
+        return
+    valu, issue, sfu = softcap_cost(x.vendor, x.phase)
+    n = np.where(on, x.n, 0.0)
+    work.add_flops("sfu", "fp32", sfu * n)
+    work.add_flops("valu", "fp32", valu * n)
+    work.add_valu_issue("fp32", issue * n)
+    work.note("logit soft-capping: a tanh per score between the two matrix products", on)
+
+
+def softcap_cost(vendor: str, phase: str) -> tuple[float, float, float]:
+    """(VALU FLOPs, VALU instructions, SFU ops) the soft cap adds per score (`SOFTCAP_FWD`)."""
+    table = SOFTCAP_FWD if phase == "fwd" else SOFTCAP_BWD
+    return table["NVIDIA" if vendor == "NVIDIA" else "AMD"]
 
 
 def _add_relayout(work: Work, arch, x: _Problem, pipe: str) -> None:
