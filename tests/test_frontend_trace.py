@@ -200,3 +200,20 @@ def test_flash_attention_ops_carry_their_softcap():
     assert case["softcap"] == 50.0 and case["window"] == 1024
     none, _ = to_case(OpRecord(op="flash_attn::flash_attn_func", inputs=[q, kv, kv], dtypes=bf, kwargs={"softcap": 0.0}))
     assert "softcap" not in none
+
+
+def test_aiter_mha_fwd_carries_its_causal_flag_and_window():
+    """aiter's mha_fwd(q, k, v, dropout_p, softmax_scale, is_causal, window_size_left,
+    window_size_right, ...) (ROCm/aiter csrc/include/mha_fwd.h): a torch.profiler trace records
+    them as positional scalars, which the rules read (before, only an `is_causal` keyword counted,
+    so a traced causal call was predicted with twice its FLOPs). No softcap there."""
+    q = kv = (1, 4096, 32, 128)
+    bf = ["c10::BFloat16"] * 3
+    scalars = [None] * 3 + [0.0, 0.0884, True, -1, -1, True, False]
+    case, why = to_case(OpRecord(op="aiter::mha_fwd", inputs=[q, kv, kv], dtypes=bf, scalars=scalars))
+    assert why is None and case["causal"] is True and "window" not in case and "softcap" not in case
+    scalars = [None] * 3 + [0.0, 0.0884, False, 1023, 0, True, False]
+    case, _ = to_case(OpRecord(op="aiter::mha_fwd", inputs=[q, kv, kv], dtypes=bf, scalars=scalars))
+    assert case["causal"] is True and case["window"] == 1024
+    plain, _ = to_case(OpRecord(op="aiter::mha_fwd", inputs=[q, kv, kv], dtypes=bf, scalars=[None] * 3 + [0.0, 0.0884, False, -1, -1]))
+    assert plain["causal"] is False

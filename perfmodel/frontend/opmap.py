@@ -349,6 +349,9 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
                 left, right = rec.kwargs.get("window_size_left", pair), rec.kwargs.get("window_size_right", _scalar(rec, 7))
                 cap_at = 8
             softcap = softcap if softcap is not None else _scalar(rec, cap_at)
+        elif name == "mha_fwd":  # aiter: (q, k, v, dropout_p, softmax_scale, is_causal, window_size_left, window_size_right, ...)
+            causal = causal or bool(_scalar(rec, 5, False))
+            left, right = rec.kwargs.get("window_size_left", _scalar(rec, 6)), rec.kwargs.get("window_size_right", _scalar(rec, 7))
     else:  # [batch, heads, seq, dim] (sdpa and its aten backends)
         b, h, sq, d = q if len(q) == 4 else (1, *q)
         hk, skv = (k[1], k[2]) if len(k) == 4 else (k[0], k[1])
