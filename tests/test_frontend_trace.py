@@ -217,3 +217,24 @@ def test_aiter_mha_fwd_carries_its_causal_flag_and_window():
     assert case["causal"] is True and case["window"] == 1024
     plain, _ = to_case(OpRecord(op="aiter::mha_fwd", inputs=[q, kv, kv], dtypes=bf, scalars=[None] * 3 + [0.0, 0.0884, False, -1, -1]))
     assert plain["causal"] is False
+
+
+def test_varlen_attention_ops_read_their_own_positions():
+    """Packed (varlen) attention: q [tokens, heads, dim] and cu_seqlens_q [batch + 1]. aiter's
+    mha_varlen_fwd was matched by the 4-D attention rule until 2026-11-27 and came out as one
+    sequence of 32 queries over 8 keys with 8192 heads; its causal flag sits at 10 and its window
+    at 11/12 (csrc/include/mha_varlen_fwd.h); FlashAttention's _flash_attn_varlen_forward has
+    causal, window and softcap at 9-12. seq_kv is the packed keys over the sequences."""
+    q, kv, cu = (8192, 32, 128), (6144, 8, 128), (5,)
+    dt = ["c10::BFloat16"] * 3 + ["int"] * 2
+    aiter = [None] * 5 + [2048, 2048, 0.0, 0.088, False, True, -1, -1, True, False]
+    case, why = to_case(OpRecord(op="aiter::mha_varlen_fwd", inputs=[q, kv, kv, cu, cu], dtypes=dt, scalars=aiter))
+    assert why is None
+    assert (case["batch"], case["heads"], case["kv_heads"], case["seq_q"], case["seq_kv"]) == (4, 32, 8, 2048, 1536)
+    assert case["causal"] is True and "window" not in case
+    fa = [None] * 5 + [2048, 2048, 0.0, 0.088, False, 1023, 0, 30.0]
+    case, _ = to_case(OpRecord(op="flash_attn::_flash_attn_varlen_forward", inputs=[q, kv, kv, cu, cu], dtypes=dt, scalars=fa))
+    assert case["causal"] is True and case["window"] == 1024 and case["softcap"] == 30.0
+    fa = [None] * 5 + [2048, 2048, 0.0, 0.088, False, -1, -1, 0.0]
+    case, _ = to_case(OpRecord(op="flash_attn::_flash_attn_varlen_forward", inputs=[q, kv, kv, cu, cu], dtypes=dt, scalars=fa))
+    assert case["causal"] is False and "window" not in case and "softcap" not in case

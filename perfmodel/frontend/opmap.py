@@ -310,19 +310,53 @@ def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     if name in ("store_cache", "reshape_and_cache", "reshape_and_cache_flash", "set_kv_buffer"):
         k, v = ts[0], ts[1]
         return {"kernel": "elementwise", "n": int(numel(k) + numel(v)), "reads": 1.0, "writes": 1, "flops_per_element": 0}
-    if name in ("mha_batch_prefill", "mha_varlen_fwd", "flash_attn_varlen_func"):
-        q, kc = ts[0], ts[1]  # q [tokens, heads, dim]; k [slots, kv_heads, dim]; cu_seqlens_q [batch + 1]
-        batch = max(1, ts[3][0] - 1)
-        sq = q[0] // batch
-        skv = _scalar(rec, 7, sq)
-        causal = _scalar(rec, 12, True) if name == "mha_batch_prefill" else bool(_scalar(rec, 10, True))
-        case = {"kernel": "attention", "batch": batch, "heads": q[1], "kv_heads": kc[1], "seq_q": max(1, sq),
-                "seq_kv": int(skv) if isinstance(skv, (int, float)) else sq, "head_dim": q[2], "causal": bool(causal)}
-        if name == "mha_batch_prefill" and len(ts) > 5:
-            case["paged"] = True
-            case["block_size"] = max(1, round(batch * case["seq_kv"] / max(1, ts[5][0])))
-        return case
+    if name in VARLEN_ATTENTION:
+        return _varlen_attention(rec, name, ts)
     return None
+
+
+# Variable-length (packed) attention ops: q [tokens, heads, dim], cu_seqlens_q [batch + 1] (the
+# fourth tensor). Positions of (is_causal, window left, window right, softcap) in the recorded
+# arguments, None where the op has none: aiter's mha_varlen_fwd (csrc/include/mha_varlen_fwd.h:
+# q, k, v, cu_q, cu_k, max_q, max_k, p_dropout, scale, zero_tensors, is_causal, left, right),
+# FlashAttention's flash_attn_varlen_func (..., dropout_p, softmax_scale, causal, window_size
+# pair, softcap) and its custom op _flash_attn_varlen_forward (2.6.3+: ..., causal, left,
+# right, softcap), aiter's paged mha_batch_prefill (max_seqlen_k at 7, is_causal at 12).
+VARLEN_ATTENTION = {
+    "mha_varlen_fwd": (10, 11, 12, None),
+    "flash_attn_varlen_func": (9, 10, None, 11),
+    "_flash_attn_varlen_forward": (9, 10, 11, 12),
+    "mha_batch_prefill": (12, None, None, None),
+}
+
+
+def _varlen_attention(rec: OpRecord, name: str, ts: list[tuple]):
+    """A packed batch of sequences, taken as equal: seq_q = query tokens / sequences, and seq_kv
+    the same mean of the packed keys (k [tokens, kv_heads, dim]); aiter's paged prefill reads its
+    keys from a page pool, so its max_seqlen_k stands for them."""
+    q, kc = ts[0], ts[1]
+    batch = max(1, ts[3][0] - 1)
+    sq = q[0] // batch
+    at_causal, at_left, at_right, at_cap = VARLEN_ATTENTION[name]
+    if name == "mha_batch_prefill":
+        skv = _scalar(rec, 7, sq)
+        skv = int(skv) if isinstance(skv, (int, float)) and not isinstance(skv, bool) else sq
+    else:
+        skv = kc[0] // batch
+    causal = rec.kwargs.get("causal", rec.kwargs.get("is_causal", _scalar(rec, at_causal, True)))
+    case = {"kernel": "attention", "batch": batch, "heads": q[1], "kv_heads": kc[1], "seq_q": max(1, sq),
+            "seq_kv": max(1, skv), "head_dim": q[2], "causal": bool(causal)}
+    if name == "mha_batch_prefill" and len(ts) > 5:
+        case["paged"] = True
+        case["block_size"] = max(1, round(batch * case["seq_kv"] / max(1, ts[5][0])))
+    pair = rec.kwargs.get("window_size", _scalar(rec, at_left) if at_left is not None else None)
+    if isinstance(pair, (list, tuple)) and len(pair) == 2:
+        left, right = pair
+    else:
+        left = rec.kwargs.get("window_size_left", pair)
+        right = rec.kwargs.get("window_size_right", _scalar(rec, at_right) if at_right is not None else None)
+    softcap = rec.kwargs.get("softcap", _scalar(rec, at_cap) if at_cap is not None else None)
+    return _local_attention(rec, case, left, right, softcap)
 
 
 def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
@@ -362,15 +396,21 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d, "causal": causal}
     if dv != d:
         case["head_dim_v"] = dv
-    if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0:
-        case["softcap"] = float(softcap)
-    if isinstance(left, int) and not isinstance(left, bool) and 0 <= left < skv:
-        causal = case["causal"] = causal or right == 0  # no keys after the query: FlashAttention's causal local mask
-        if not causal and sq > 1:
-            return f"{rec.op}: a sliding window without a causal mask (keys on both sides) has no model ({rec.shapes_text()})"
-        case["window"] = left + 1  # the query's own key and the `left` before it
     if h % hk:
         return f"{rec.op}: {h} query heads not a multiple of {hk} KV heads ({rec.shapes_text()})"
+    return _local_attention(rec, case, left, right, softcap)
+
+
+def _local_attention(rec: OpRecord, case: dict, left, right, softcap):
+    """FlashAttention's sliding window (window_size_left/right: keys before/after the query, -1
+    or None unbounded) and logit soft cap (0: none) on an attention case, or why it has no model."""
+    if isinstance(softcap, (int, float)) and not isinstance(softcap, bool) and softcap > 0:
+        case["softcap"] = float(softcap)
+    if isinstance(left, int) and not isinstance(left, bool) and 0 <= left < case["seq_kv"]:
+        causal = case["causal"] = case["causal"] or right == 0  # no keys after the query: the causal local mask
+        if not causal and case["seq_q"] > 1:
+            return f"{rec.op}: a sliding window without a causal mask (keys on both sides) has no model ({rec.shapes_text()})"
+        case["window"] = left + 1  # the query's own key and the `left` before it
     return case
 
 
