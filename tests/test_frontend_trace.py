@@ -238,3 +238,25 @@ def test_varlen_attention_ops_read_their_own_positions():
     fa = [None] * 5 + [2048, 2048, 0.0, 0.088, False, -1, -1, 0.0]
     case, _ = to_case(OpRecord(op="flash_attn::_flash_attn_varlen_forward", inputs=[q, kv, kv, cu, cu], dtypes=dt, scalars=fa))
     assert case["causal"] is False and "window" not in case and "softcap" not in case
+
+
+def test_aten_attention_backends_read_their_own_layout_and_mask():
+    """SDPA's backends as a trace records them (pytorch native_functions.yaml):
+    _scaled_dot_product_cudnn_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p,
+    is_causal at 6, ...) takes [batch, heads, seq, dim]; the memory-efficient kernel
+    _efficient_attention_forward(q, k, v, bias, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+    max_seqlen_k, dropout_p, custom_mask_type at 9, ...) takes [batch, seq, heads, dim] (xformers'
+    BMHK) and is causal for mask types 1 and 2. Before 2026-11-27 the first lost its causal flag
+    and the second was read with seq and heads swapped."""
+    bf = ["c10::BFloat16"] * 3
+    bhsd = (2, 16, 4096, 128)
+    case, why = to_case(OpRecord(op="aten::_scaled_dot_product_cudnn_attention", inputs=[bhsd] * 3, dtypes=bf, scalars=[None] * 4 + [True, 0.0, True, False]))
+    assert why is None and case["causal"] is True and (case["heads"], case["seq_q"]) == (16, 4096)
+    bshd = (2, 4096, 16, 128)
+    scalars = [None] * 8 + [0.0, 2, True]
+    case, _ = to_case(OpRecord(op="aten::_efficient_attention_forward", inputs=[bshd] * 3, dtypes=bf, scalars=scalars))
+    assert (case["batch"], case["heads"], case["seq_q"], case["seq_kv"], case["head_dim"]) == (2, 16, 4096, 4096, 128)
+    assert case["causal"] is True
+    scalars = [None] * 8 + [0.0, 0, True]
+    case, _ = to_case(OpRecord(op="aten::_efficient_attention_forward", inputs=[bshd] * 3, dtypes=bf, scalars=scalars))
+    assert case["causal"] is False

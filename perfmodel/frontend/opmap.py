@@ -366,8 +366,8 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     causal = bool(rec.kwargs.get("is_causal", False))
     left = right = None  # FlashAttention's window_size_left/right: keys before/after the query (-1 or None: unbounded)
     softcap = rec.kwargs.get("softcap")  # FlashAttention's logit soft cap (0: none)
-    if name in ("_flash_attention_forward", "flash_attn_func", "_flash_attn_forward", "mha_fwd", "fmha_fwd"):
-        # [batch, seq, heads, dim] layout (FlashAttention / aiter / aten flash kernel)
+    if name in ("_flash_attention_forward", "flash_attn_func", "_flash_attn_forward", "mha_fwd", "fmha_fwd", "_efficient_attention_forward"):
+        # [batch, seq, heads, dim] layout (FlashAttention / aiter / aten's flash and memory-efficient kernels)
         b, sq, h, d = q
         skv, hk = k[1], k[2]
         if name == "_flash_attention_forward":  # aten: (..., dropout_p, is_causal, return_debug_mask, scale, window_size_left, ...)
@@ -386,11 +386,13 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         elif name == "mha_fwd":  # aiter: (q, k, v, dropout_p, softmax_scale, is_causal, window_size_left, window_size_right, ...)
             causal = causal or bool(_scalar(rec, 5, False))
             left, right = rec.kwargs.get("window_size_left", _scalar(rec, 6)), rec.kwargs.get("window_size_right", _scalar(rec, 7))
+        elif name == "_efficient_attention_forward":  # aten: (..., dropout_p, custom_mask_type at 9: 1, 2 causal)
+            causal = causal or rec.kwargs.get("custom_mask_type", _scalar(rec, 9, 0)) in (1, 2)
     else:  # [batch, heads, seq, dim] (sdpa and its aten backends)
         b, h, sq, d = q if len(q) == 4 else (1, *q)
         hk, skv = (k[1], k[2]) if len(k) == 4 else (k[0], k[1])
         pos = {"scaled_dot_product_attention": 5, "_scaled_dot_product_flash_attention": 4,
-               "_scaled_dot_product_efficient_attention": 6}.get(name)
+               "_scaled_dot_product_efficient_attention": 6, "_scaled_dot_product_cudnn_attention": 6}.get(name)
         if pos is not None and len(rec.scalars) > pos and isinstance(rec.scalars[pos], bool):
             causal = causal or rec.scalars[pos]
     case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d, "causal": causal}
