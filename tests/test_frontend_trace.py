@@ -260,3 +260,26 @@ def test_aten_attention_backends_read_their_own_layout_and_mask():
     scalars = [None] * 8 + [0.0, 0, True]
     case, _ = to_case(OpRecord(op="aten::_efficient_attention_forward", inputs=[bshd] * 3, dtypes=bf, scalars=scalars))
     assert case["causal"] is False
+
+
+def test_attention_backward_ops_become_backward_cases():
+    """Training traces: the attention backward kernels' ops (aten's flash and memory-efficient
+    backward, SDPA's wrappers, FlashAttention's _flash_attn_backward) map to `phase=bwd` cases,
+    their query, key and value after the output gradient, causal flag, window and soft cap from
+    their signatures' positions."""
+    bf = ["c10::BFloat16"] * 6
+    bshd, kv, lse = (2, 4096, 32, 128), (2, 4096, 8, 128), (2, 32, 4096)
+    aten = [None] * 10 + [0.0, True, None, None, 0.088, None, None]
+    case, why = to_case(OpRecord(op="aten::_flash_attention_backward", inputs=[bshd, bshd, kv, kv, bshd, lse], dtypes=bf, scalars=aten))
+    assert why is None and case["phase"] == "bwd" and case["causal"] is True
+    assert (case["batch"], case["heads"], case["kv_heads"], case["seq_q"], case["seq_kv"]) == (2, 32, 8, 4096, 4096)
+    fa = [None] * 9 + [0.0, 0.088, True, 1023, 0, 30.0]
+    case, _ = to_case(OpRecord(op="flash_attn::_flash_attn_backward", inputs=[bshd, bshd, kv, kv, bshd, lse], dtypes=bf, scalars=fa))
+    assert case["window"] == 1024 and case["softcap"] == 30.0 and case["phase"] == "bwd"
+    bhsd, kvh = (2, 32, 4096, 128), (2, 8, 4096, 128)
+    sdpa = [None] * 10 + [0.0, False]
+    case, _ = to_case(OpRecord(op="aten::_scaled_dot_product_flash_attention_backward", inputs=[bhsd, bhsd, kvh, kvh, bhsd, lse], dtypes=bf, scalars=sdpa))
+    assert case["causal"] is False and (case["heads"], case["seq_q"]) == (32, 4096)
+    mem = [None] * 14 + [1, False]
+    case, _ = to_case(OpRecord(op="aten::_efficient_attention_backward", inputs=[bshd, bshd, kv, kv, bshd, lse], dtypes=bf, scalars=mem))
+    assert case["causal"] is True and case["seq_q"] == 4096

@@ -403,6 +403,48 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     return _local_attention(rec, case, left, right, softcap)
 
 
+# Attention backward ops: (layout, position of is_causal or of the mask type, window left, window
+# right, softcap), None where the op has none. pytorch native_functions.yaml:
+# _flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
+# max_q, max_k, dropout_p, is_causal, rng_state, unused, *, scale, window_size_left,
+# window_size_right); the SDPA flash and efficient backward wrappers take is_causal at 11 too,
+# in [batch, heads, seq, dim]; _efficient_attention_backward (BMHK) its custom_mask_type at 14.
+# FlashAttention's custom op _flash_attn_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv,
+# dropout_p, softmax_scale, causal, window_size_left, window_size_right, softcap, ...).
+ATTENTION_BACKWARD = {
+    "_flash_attention_backward": ("bshd", 11, 15, 16, None),
+    "_scaled_dot_product_flash_attention_backward": ("bhsd", 11, None, None, None),
+    "_scaled_dot_product_efficient_attention_backward": ("bhsd", 11, None, None, None),
+    "_efficient_attention_backward": ("bshd", ("mask", 14), None, None, None),
+    "_flash_attn_backward": ("bshd", 11, 12, 13, 14),
+}
+
+
+def _attention_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
+    """An attention backward kernel (dQ, dK, dV from dO): its query, key and value follow the
+    output gradient in the arguments."""
+    layout, at_causal, at_left, at_right, at_cap = ATTENTION_BACKWARD[name]
+    q, k, v = ts[1], ts[2], ts[3]
+    if layout == "bshd":
+        (b, sq, h, d), (skv, hk) = q, (k[1], k[2])
+    else:
+        (b, h, sq, d), (hk, skv) = q, (k[1], k[2])
+    if isinstance(at_causal, tuple):  # the memory-efficient kernel's mask type: 1, 2 causal
+        causal = rec.kwargs.get("custom_mask_type", _scalar(rec, at_causal[1], 0)) in (1, 2)
+    else:
+        causal = bool(rec.kwargs.get("is_causal", rec.kwargs.get("causal", _scalar(rec, at_causal, False))))
+    case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d,
+            "causal": causal, "phase": "bwd"}
+    if v[-1] != d:
+        case["head_dim_v"] = v[-1]
+    if h % hk:
+        return f"{rec.op}: {h} query heads not a multiple of {hk} KV heads ({rec.shapes_text()})"
+    left = rec.kwargs.get("window_size_left", _scalar(rec, at_left) if at_left is not None else None)
+    right = rec.kwargs.get("window_size_right", _scalar(rec, at_right) if at_right is not None else None)
+    softcap = rec.kwargs.get("softcap", _scalar(rec, at_cap) if at_cap is not None else None)
+    return _local_attention(rec, case, left, right, softcap)
+
+
 def _local_attention(rec: OpRecord, case: dict, left, right, softcap):
     """FlashAttention's sliding window (window_size_left/right: keys before/after the query, -1
     or None unbounded) and logit soft cap (0: none) on an attention case, or why it has no model."""
@@ -460,7 +502,8 @@ def _rule_table() -> dict:
     """aten op name -> its mapping function; the first group that lists a name wins."""
     groups = [
         (VIEW_OPS, _no_kernel), (("mm", "_scaled_mm", "addmm"), _mm), (("bmm", "baddbmm"), _bmm),
-        (("linear", "matmul"), _linear), (ATTENTION_OPS, _attention), (("native_layer_norm", "layer_norm"), _layer_norm),
+        (("linear", "matmul"), _linear), (ATTENTION_OPS, _attention), (tuple(ATTENTION_BACKWARD), _attention_backward),
+        (("native_layer_norm", "layer_norm"), _layer_norm),
         (("rms_norm", "_fused_rms_norm"), _rms_norm),
         (("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"), _softmax),
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
