@@ -223,3 +223,72 @@ def test_off_cell_notes_name_the_share_of_step_time_they_cover(monkeypatch):
     text = run(["model", "llama3-8b", "--phase", "decode", "--kv-len", "256", "--arch", "mi300x,h100"]).output
     notes = [ln for ln in text.splitlines() if ln.startswith("note (")]
     assert len(notes) == 1 and notes[0].startswith(f"note (mi300x, ops taking {gemm_share:.0%} of its time): measured elsewhere:")
+
+
+GEMMA2 = {"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 4,
+          "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000,
+          "hidden_activation": "gelu_pytorch_tanh", "sliding_window": 4096, "attn_logit_softcapping": 50.0,
+          "final_logit_softcapping": 30.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16"}
+
+
+def _model_json(tmp_path, cfg, *args):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    r = run(["model", str(p), "--arch", "mi300x", "--format", "json", *args])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "eager"])
+def test_gemma2_slides_every_other_layer_and_caps_its_logits(tmp_path, engine):
+    """Gemma 2 (transformers' rule: even layers slide over 4096 keys, odd ones see everything):
+    FlashAttention with the window and the logit soft cap on every layer, the tanh GELU MLP,
+    four norms a layer, the embeddings scaled; a decode's sliding layers read their window of
+    the cache, so they take less time, and the stream floor counts only that window."""
+    d = _model_json(tmp_path, GEMMA2, "--phase", "decode", "--batch", "8", "--kv-len", "32768", "--engine", engine)
+    att = [x for x in d["ops"] if x["kernel"] == "attention"]
+    assert len(att) == 4 and all(x["shape"]["softcap"] == 50.0 for x in att)
+    windows = [x["shape"]["window"] for x in sorted(att, key=lambda x: x["layer"])]
+    assert windows == [4096, 0, 4096, 0]
+    slide, full = (next(x["time_us"] for x in att if x["shape"]["window"] == w) for w in (4096, 0))
+    assert slide < 0.25 * full
+    norms = [x["module"] for x in d["ops"] if x["kernel"] == "rmsnorm" and x["layer"] == "layers.1"]
+    assert len(norms) == 4
+    act = [x for x in d["ops"] if x["kernel"] == "elementwise" and x["layer"] == "layers.1" and "mlp" in x["module"]]
+    assert any(x["shape"].get("sfu_per_element") == 2.0 for x in act)  # the tanh GELU: exp and rcp
+    ctx = 32769
+    kv = 2 * 8 * 4 * (2 * 4096 + 2 * ctx) * 256 * 2  # two sliding layers, two full
+    assert d["meta"]["stream_bytes"]["kv_cache"] == pytest.approx(kv)
+
+
+def test_gemma3_multimodal_config_qwen3_mistral_and_qwen2_windows(tmp_path):
+    """Gemma 3's language model from a multimodal config (its text_config): five sliding layers
+    of every six (sliding_window_pattern) and per-head q/k norms; Qwen3's q/k norms; a
+    Mistral-style sliding_window on every layer; Qwen2's use_sliding_window from
+    max_window_layers on; an explicit layer_types list wins."""
+    g3 = {"model_type": "gemma3", "text_config": {"hidden_size": 640, "intermediate_size": 2048, "num_hidden_layers": 12,
+          "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144,
+          "sliding_window": 512, "sliding_window_pattern": 6}}
+    d = _model_json(tmp_path, g3, "--phase", "prefill", "--tokens", "2048")
+    att = sorted((x for x in d["ops"] if x["kernel"] == "attention"), key=lambda x: int(x["layer"].split(".")[1]))
+    assert [x["shape"]["window"] for x in att] == ([512] * 5 + [0]) * 2
+    assert sum(1 for x in d["ops"] if x["module"].endswith(("q_norm", "k_norm"))) == 24
+    base = {"hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 4, "num_attention_heads": 16,
+            "num_key_value_heads": 4, "vocab_size": 32000}
+    q3 = _model_json(tmp_path, {**base, "model_type": "qwen3", "head_dim": 128}, "--phase", "prefill", "--tokens", "256")
+    assert sum(1 for x in q3["ops"] if x["module"].endswith("q_norm")) == 4
+    cases = [({"model_type": "mistral", "sliding_window": 1024}, [1024] * 4),
+             ({"model_type": "qwen2", "sliding_window": 1024, "use_sliding_window": True, "max_window_layers": 2}, [0, 0, 1024, 1024]),
+             ({"model_type": "qwen2", "sliding_window": 1024}, [0] * 4),
+             ({"model_type": "mistral", "sliding_window": 1024, "layer_types": ["full_attention", "sliding_attention"] * 2}, [0, 1024] * 2)]
+    for extra, want in cases:
+        d = _model_json(tmp_path, {**base, **extra}, "--phase", "prefill", "--tokens", "4096")
+        att = sorted((x for x in d["ops"] if x["kernel"] == "attention"), key=lambda x: int(x["layer"].split(".")[1]))
+        assert [x["shape"].get("window", 0) for x in att] == want, extra
+
+
+def test_bad_layer_types_names_the_key(tmp_path):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**GEMMA2, "layer_types": ["sliding_attention"] * 3}))
+    r = CliRunner().invoke(cli, ["model", str(p)])
+    assert r.exit_code == 2 and "layer_types" in r.output and "expected 4 entries" in r.output and "Traceback" not in r.output

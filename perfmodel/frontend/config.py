@@ -20,7 +20,7 @@ DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e4m3
 @dataclass
 class ModelConfig:
     name: str
-    family: str  # llama | mixtral | deepseek | qwen2
+    family: str  # llama | mixtral | deepseek | qwen2 | gemma
     hidden: int
     layers: int
     heads: int
@@ -41,11 +41,25 @@ class ModelConfig:
     qk_nope_dim: int = 0
     qk_rope_dim: int = 0
     v_head_dim: int = 0
+    # local attention: ``window`` keys (the query's own and those before it) on the layers that
+    # ``window_layers`` marks (one flag per layer; empty: none); soft caps (0: none)
+    window: int = 0
+    window_layers: tuple = ()
+    attn_softcap: float = 0.0
+    final_softcap: float = 0.0
+    act: str = "silu"  # the gated MLP's activation (activations.GEMM_ACTIVATIONS)
+    qk_norm: bool = False  # RMSNorm over each head of q and k before RoPE (Qwen3, Gemma 3)
+    sandwich_norm: bool = False  # Gemma 2/3: norms after attention and after the MLP too
+    embed_scale: bool = False  # Gemma: the embeddings multiplied by sqrt(hidden_size)
     source: str = ""
 
     @property
     def mla(self) -> bool:
         return self.kv_lora_rank > 0
+
+    def window_of(self, i: int) -> int:
+        """Keys a query of layer ``i`` sees at most (0: the whole causal context)."""
+        return self.window if self.window_layers and self.window_layers[i] else 0
 
     def is_moe_layer(self, i: int) -> bool:
         return self.experts > 0 and i >= self.first_dense
@@ -70,6 +84,8 @@ def from_hf(cfg: dict, where: str, name: str | None = None, source: str = "") ->
     """A `ModelConfig` from the keys of a Hugging Face config.json."""
     if not isinstance(cfg, dict):
         raise InputError(f"expected a JSON object of config keys, got {type(cfg).__name__}", where=where)
+    if str(cfg.get("model_type", "")).lower() == "gemma3" and isinstance(cfg.get("text_config"), dict):
+        cfg = {"model_type": "gemma3_text", **cfg["text_config"]}  # a multimodal config: its language model
     family, mtype = _family(cfg, where)
     hidden = _int(cfg, "hidden_size", where)
     heads = _int(cfg, "num_attention_heads", where)
@@ -94,6 +110,7 @@ def from_hf(cfg: dict, where: str, name: str | None = None, source: str = "") ->
     if c.heads % c.kv_heads:
         raise InputError(f"num_attention_heads {c.heads} is not a multiple of num_key_value_heads {c.kv_heads}", where=where, key="num_key_value_heads")
     _set_moe(c, cfg, where)
+    _set_local_attention(c, cfg, mtype, where)
     if c.experts and c.topk > c.experts:
         raise InputError(f"num_experts_per_tok {c.topk} exceeds the {c.experts} experts", where=where, key="num_experts_per_tok")
     return c
@@ -112,9 +129,11 @@ def _family(cfg: dict, where: str) -> tuple[str, str]:
         family = "qwen2"
     elif mtype in ("llama", "mistral", "") or "Llama" in arches or "Mistral" in arches:
         family = "llama"
+    elif mtype in ("gemma2", "gemma3_text"):
+        family = "gemma"
     else:
         raise InputError(
-            f"unsupported model_type {mtype!r}; expected a Llama-, Mixtral-, Qwen2- or DeepSeek-style decoder",
+            f"unsupported model_type {mtype!r}; expected a Llama-, Mixtral-, Qwen2-, Gemma 2/3- or DeepSeek-style decoder",
             where=where,
             key="model_type",
         )
@@ -141,6 +160,53 @@ def _set_moe(c: ModelConfig, cfg: dict, where: str) -> None:
             c.qk_rope_dim = _int(cfg, "qk_rope_head_dim", where)
             c.v_head_dim = _int(cfg, "v_head_dim", where)
             c.head_dim = c.qk_nope_dim + c.qk_rope_dim
+
+
+# Hugging Face's `hidden_activation`/`hidden_act` names -> the MLP activations the models cost
+ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu_pytorch_tanh": "gelu_tanh", "gelu_new": "gelu_tanh", "gelu": "gelu"}
+
+
+def _set_local_attention(c: ModelConfig, cfg: dict, mtype: str, where: str) -> None:
+    """Sliding windows, soft caps, the MLP activation and the norms a config states.
+
+    Which layers slide: the config's ``layer_types`` ("sliding_attention" / "full_attention")
+    where it has them (transformers writes them since 4.53); else the family's rule in
+    transformers: Gemma 2 every even layer, Gemma 3 all but every ``sliding_window_pattern``-th
+    (default 6), Qwen2 with ``use_sliding_window`` the layers from ``max_window_layers`` on,
+    Mistral-style configs with a ``sliding_window`` every layer."""
+    gemma = c.family == "gemma"
+    act = str(cfg.get("hidden_activation") or cfg.get("hidden_act") or ("gelu_pytorch_tanh" if gemma else "silu"))
+    if act not in ACTIVATIONS:
+        raise InputError(f"unsupported activation {act!r}; expected one of {', '.join(ACTIVATIONS)}", where=where, key="hidden_act")
+    c.act = ACTIVATIONS[act]
+    c.sandwich_norm = c.embed_scale = gemma
+    c.qk_norm = mtype in ("qwen3", "gemma3_text")
+    for key, attr in (("attn_logit_softcapping", "attn_softcap"), ("final_logit_softcapping", "final_softcap")):
+        v = cfg.get(key)
+        if v is not None:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise InputError(f"expected a number >= 0 or null, got {v!r}", where=where, key=key)
+            setattr(c, attr, float(v))
+    if cfg.get("sliding_window") is None or (c.family == "qwen2" and not cfg.get("use_sliding_window", False)):
+        return
+    c.window = _int(cfg, "sliding_window", where)
+    types = cfg.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != c.layers or not set(types) <= {"sliding_attention", "full_attention"}:
+            raise InputError(
+                f"expected {c.layers} entries of sliding_attention / full_attention, got {types!r}"[:200], where=where, key="layer_types"
+            )
+        c.window_layers = tuple(t == "sliding_attention" for t in types)
+    elif mtype == "gemma2":
+        c.window_layers = tuple(i % 2 == 0 for i in range(c.layers))
+    elif mtype == "gemma3_text":
+        every = _int(cfg, "sliding_window_pattern", where, default=6)
+        c.window_layers = tuple((i + 1) % every != 0 for i in range(c.layers))
+    elif c.family == "qwen2":
+        first = _int(cfg, "max_window_layers", where, default=c.layers, minimum=0)
+        c.window_layers = tuple(i >= first for i in range(c.layers))
+    else:
+        c.window_layers = (True,) * c.layers
 
 
 def load_config(name_or_path: str) -> ModelConfig:

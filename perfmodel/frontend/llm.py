@@ -119,20 +119,25 @@ def _rmsnorm_class(c: _Ctx) -> type:
     return RMSNorm
 
 
-def _attention_class(c: _Ctx) -> type:
-    """GQA attention (Llama/Qwen/Mixtral): q/k/v projections, RoPE, the KV cache write, SDPA or
-    paged attention, o_proj and its all-reduce."""
+def _attention_class(c: _Ctx, RMSNorm: type) -> type:
+    """GQA attention (Llama/Qwen/Mixtral/Gemma): q/k/v projections, the per-head q/k norms where
+    the config has them, RoPE, the KV cache write, SDPA or paged attention (FlashAttention with
+    the layer's sliding window and the logit soft cap where the config has them), o_proj and its
+    all-reduce."""
     from torch import nn
     from torch.nn import functional as F
 
     cfg, step, P, B, T, L, vllm, tp = c.cfg, c.step, c.P, c.B, c.T, c.L, c.vllm, c.step.tp
 
     class Attention(nn.Module):
-        def __init__(self):
+        def __init__(self, i):
             super().__init__()
+            self.window, self.cap = cfg.window_of(i), cfg.attn_softcap
             self.h = cfg.heads // tp
             self.hk = max(1, cfg.kv_heads // tp)
             self.d = cfg.head_dim
+            if cfg.qk_norm:
+                self.q_norm, self.k_norm = RMSNorm(self.d), RMSNorm(self.d)
             if vllm:
                 self.qkv_proj = c.lin(cfg.hidden, (self.h + 2 * self.hk) * self.d, cfg.qkv_bias)
             else:
@@ -148,9 +153,10 @@ def _attention_class(c: _Ctx) -> type:
                 q, k, v = qkv[..., : h * d], qkv[..., h * d : (h + hk) * d], qkv[..., (h + hk) * d :]
             else:
                 q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
-            q = q.view(B, T, h, d).transpose(1, 2)
-            k = k.view(B, T, hk, d).transpose(1, 2)
-            v = v.view(B, T, hk, d).transpose(1, 2)
+            q, k, v = q.view(B, T, h, d), k.view(B, T, hk, d), v.view(B, T, hk, d)
+            if cfg.qk_norm:
+                q, k = self.q_norm(q), self.k_norm(k)
+            q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
             q, k = P.rotary_embedding(q, k, step.kv_len)
             kc = c.empty(B, hk, L, d)  # the KV cache (static)
             vc = c.empty(B, hk, L, d)
@@ -160,10 +166,13 @@ def _attention_class(c: _Ctx) -> type:
                 kc[:, :, L - T :].copy_(k)
                 vc[:, :, L - T :].copy_(v)
             if step.paged:
-                o = P.paged_attention(q, kc, vc, step.block_size)
+                o = P.paged_attention(q, kc, vc, step.block_size, self.window, self.cap)
             else:
                 k_, v_ = (kc, vc) if step.phase == "decode" or step.kv_len else (k, v)
-                o = F.scaled_dot_product_attention(q, k_, v_, is_causal=T > 1, enable_gqa=self.hk != self.h)
+                if self.window or self.cap:  # SDPA has neither: FlashAttention's window and softcap
+                    o = P.local_attention(q, k_, v_, T > 1, self.window, self.cap)
+                else:
+                    o = F.scaled_dot_product_attention(q, k_, v_, is_causal=T > 1, enable_gqa=self.hk != self.h)
             return c.allreduce(self.o_proj(o.transpose(1, 2).reshape(B, T, self.h * self.d)))
 
     return Attention
@@ -225,7 +234,8 @@ def _mla_class(c: _Ctx, RMSNorm: type) -> type:
 
 
 def _mlp_class(c: _Ctx) -> type:
-    """The gated (SiLU) MLP, sharded over tp; vLLM fuses gate and up into one GEMM."""
+    """The gated MLP (SiLU, or Gemma's tanh GELU), sharded over tp; vLLM fuses gate and up into
+    one GEMM and the activation with the gating multiply into one kernel."""
     from torch import nn
     from torch.nn import functional as F
 
@@ -243,12 +253,19 @@ def _mlp_class(c: _Ctx) -> type:
 
         def forward(self, x, reduce=True):
             if vllm:
-                y = self.down_proj(P.silu_and_mul(self.gate_up_proj(x)))
+                y = self.down_proj(getattr(P, f"{cfg.act}_and_mul")(self.gate_up_proj(x)))
             else:
-                y = self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+                y = self.down_proj(_activation(F, cfg.act, self.gate_proj(x)) * self.up_proj(x))
             return c.allreduce(y) if reduce else y
 
     return MLP
+
+
+def _activation(F: Any, act: str, x: Any) -> Any:
+    """The eager activation op of a config's MLP."""
+    if act == "silu":
+        return F.silu(x)
+    return F.gelu(x, approximate="tanh" if act == "gelu_tanh" else "none")
 
 
 def _moe_class(c: _Ctx, MLP: type) -> type:
@@ -287,7 +304,8 @@ def _layer_class(c: _Ctx, RMSNorm: type) -> type:
     from torch import nn
 
     cfg, vllm = c.cfg, c.vllm
-    Attn = _mla_class(c, RMSNorm) if cfg.mla else _attention_class(c)
+    mla = cfg.mla
+    Attn = _mla_class(c, RMSNorm) if mla else _attention_class(c, RMSNorm)
     MLP = _mlp_class(c)
     MoE = _moe_class(c, MLP)
 
@@ -295,11 +313,16 @@ def _layer_class(c: _Ctx, RMSNorm: type) -> type:
         def __init__(self, i):
             super().__init__()
             self.input_layernorm = RMSNorm(cfg.hidden)
-            self.self_attn = Attn()
+            self.self_attn = Attn() if mla else Attn(i)
             self.post_attention_layernorm = RMSNorm(cfg.hidden)
+            if cfg.sandwich_norm:  # Gemma: post_attention_layernorm normalises the attention's output
+                self.pre_feedforward_layernorm = RMSNorm(cfg.hidden)
+                self.post_feedforward_layernorm = RMSNorm(cfg.hidden)
             self.mlp = MoE() if cfg.is_moe_layer(i) else MLP(cfg.inter)
 
         def forward(self, x, residual=None):
+            if cfg.sandwich_norm:
+                return self._sandwich(x, residual)
             if not vllm:
                 x = x + self.self_attn(self.input_layernorm(x))
                 return x + self.mlp(self.post_attention_layernorm(x)), None
@@ -311,11 +334,26 @@ def _layer_class(c: _Ctx, RMSNorm: type) -> type:
             x, residual = self.post_attention_layernorm(x, residual)
             return self.mlp(x), residual
 
+        def _sandwich(self, x, residual):
+            """Gemma 2/3: a norm before and after each of attention and the MLP (vLLM fuses the
+            residual add into the norms before them)."""
+            if not vllm:
+                x = x + self.post_attention_layernorm(self.self_attn(self.input_layernorm(x)))
+                return x + self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(x))), None
+            if residual is None:
+                x, residual = self.input_layernorm(x), x
+            else:
+                x, residual = self.input_layernorm(x, residual)
+            x = self.post_attention_layernorm(self.self_attn(x))
+            x, residual = self.pre_feedforward_layernorm(x, residual)
+            return self.post_feedforward_layernorm(self.mlp(x)), residual
+
     return Layer
 
 
 def _model_class(c: _Ctx) -> type:
     """Embedding, the layers, the final norm and the LM head (last token only)."""
+    import torch
     from torch import nn
 
     cfg, tp = c.cfg, c.step.tp
@@ -333,12 +371,17 @@ def _model_class(c: _Ctx) -> type:
 
         def forward(self, ids):
             x = self.embed_tokens(ids)
+            if cfg.embed_scale:  # Gemma: embeddings times sqrt(hidden_size)
+                x = x * cfg.hidden**0.5
             residual = None
             for layer in self.layers:
                 x, residual = layer(x, residual)
             x = x[:, -1:]
             x = self.norm(x, residual[:, -1:])[0] if residual is not None else self.norm(x)
-            return self.lm_head(x)
+            logits = self.lm_head(x)
+            if cfg.final_softcap:  # Gemma 2: cap * tanh(logits / cap)
+                logits = torch.tanh(logits / cfg.final_softcap) * cfg.final_softcap
+            return logits
 
     return Model
 
@@ -380,7 +423,8 @@ def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None) -> dict
     else:
         hq, hk = cfg.heads // tp, max(1, cfg.kv_heads // tp)
         attn = h * (hq + 2 * hk) * d + hq * d * h
-        kv = 2 * step.batch * hk * (step.kv_len + step.new_tokens) * d * e
+        ctx = step.kv_len + step.new_tokens  # a sliding layer reads its window of it
+        kv = sum(2 * step.batch * hk * min(ctx, cfg.window_of(i) or ctx) * d * e for i in range(cfg.layers)) / cfg.layers
     dense = 3 * h * (cfg.inter // tp)
     weights = 0.0
     tokens = step.batch * step.new_tokens

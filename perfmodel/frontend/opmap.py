@@ -477,8 +477,14 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         return {"kernel": "elementwise", "n": n, "reads": 1.0, "writes": 1, "flops_per_element": 3}
     if name == "fused_add_rms_norm":
         return _fused_add_rmsnorm(ts[0])
-    if name == "silu_and_mul":  # reads gate and up (2n), writes n
-        return _gated(numel(ts[0]) // 2, "silu")
+    if name in ("silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"):  # reads gate and up (2n), writes n
+        return _gated(numel(ts[0]) // 2, name.removesuffix("_and_mul"))
+    if name == "local_attention":  # q [B, H, Sq, D], k and v [B, Hkv, Skv, D]
+        (b, h, sq, d), (hk, skv) = ts[0], ts[1][1:3]
+        case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d,
+                "causal": bool(rec.scalars[3])}
+        window = int(rec.scalars[4])
+        return _local_attention(rec, case, window - 1 if window > 0 else -1, 0, float(rec.scalars[5]))
     if name == "reshape_and_cache":  # copies the new K and V into the cache
         n = numel(ts[0]) + numel(ts[1])
         return {"kernel": "elementwise", "n": n, "reads": 1.0, "writes": 1, "flops_per_element": 0}
@@ -490,7 +496,10 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         q, kc = ts[0], ts[1]
         b, h, sq, d = q
         block = int(rec.scalars[3])
-        return {"kernel": "attention", "batch": b, "heads": h, "kv_heads": kc[1], "seq_q": sq, "seq_kv": kc[2], "head_dim": d, "causal": sq > 1, "paged": True, "block_size": block}
+        case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": kc[1], "seq_q": sq, "seq_kv": kc[2], "head_dim": d,
+                "causal": sq > 1, "paged": True, "block_size": block}
+        window = int(_scalar(rec, 4, 0))
+        return _local_attention(rec, case, window - 1 if window > 0 else -1, 0, float(_scalar(rec, 5, 0.0)))
     return f"{rec.op}: no kernel model ({rec.shapes_text()})"
 
 

@@ -1,6 +1,7 @@
 """Marker ops for what one kernel does in an inference engine but several aten ops in eager
 PyTorch (or what aten has no op for): collectives, a fused MoE layer, rotary embedding, paged
-attention, MLA's latent attention. Each is a ``torch.library`` custom op with a fake (meta)
+attention, FlashAttention with a sliding window or a logit soft cap (SDPA has neither), MLA's
+latent attention, vLLM's fused gated activations. Each is a ``torch.library`` custom op with a fake (meta)
 implementation, so the dispatch-mode tracer records it as one op with its shapes
 (`opmap._custom` maps it to a case).
 
@@ -28,8 +29,12 @@ def ops():
         "Router, gated-SiLU experts and combine over ``experts`` local experts.",
     )  # fmt: skip
     _register_like_input(
-        "paged_attention", "(Tensor q, Tensor k_cache, Tensor v_cache, int block_size) -> Tensor",
-        "Attention of q [B, H, Sq, D] over a paged cache viewed as [B, Hkv, Skv, D].",
+        "paged_attention", "(Tensor q, Tensor k_cache, Tensor v_cache, int block_size, int window, float softcap) -> Tensor",
+        "Attention of q [B, H, Sq, D] over a paged cache viewed as [B, Hkv, Skv, D] (window, softcap: 0 none).",
+    )  # fmt: skip
+    _register_like_input(
+        "local_attention", "(Tensor q, Tensor k, Tensor v, bool causal, int window, float softcap) -> Tensor",
+        "FlashAttention with a sliding window of ``window`` keys and a logit soft cap (0: none) on q [B, H, Sq, D].",
     )  # fmt: skip
     _register_latent_attention()
     _register_vllm_fused()
@@ -94,14 +99,8 @@ def _register_vllm_fused() -> None:
     def _(x, residual, weight):
         return torch.empty_like(x), torch.empty_like(residual)
 
-    @custom_op("perfmodel::silu_and_mul", mutates_args=(), schema="(Tensor x) -> Tensor")
-    def silu_and_mul(x):
-        """silu(x[..., :d]) * x[..., d:] in one kernel (vLLM)."""
-        return x[..., : x.shape[-1] // 2].clone()
-
-    @silu_and_mul.register_fake
-    def _(x):
-        return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
+    for act in ("silu", "gelu", "gelu_tanh"):  # vLLM's SiluAndMul, GeluAndMul (exact and tanh)
+        _register_act_and_mul(act)
 
     @custom_op("perfmodel::reshape_and_cache", mutates_args=(), schema="(Tensor k, Tensor v, Tensor k_cache, Tensor v_cache) -> ()")
     def reshape_and_cache(k, v, k_cache, v_cache):
@@ -110,3 +109,17 @@ def _register_vllm_fused() -> None:
     @reshape_and_cache.register_fake
     def _(k, v, k_cache, v_cache):
         return None
+
+
+def _register_act_and_mul(act: str) -> None:
+    """``act(x[..., :d]) * x[..., d:]`` in one kernel (vLLM's fused gated activations)."""
+    from torch.library import custom_op
+
+    def impl(x):
+        return x[..., : x.shape[-1] // 2].clone()
+
+    op = custom_op(f"perfmodel::{act}_and_mul", impl, mutates_args=(), schema="(Tensor x) -> Tensor")
+
+    @op.register_fake
+    def _(x):
+        return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
