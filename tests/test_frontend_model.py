@@ -292,3 +292,30 @@ def test_bad_layer_types_names_the_key(tmp_path):
     p.write_text(json.dumps({**GEMMA2, "layer_types": ["sliding_attention"] * 3}))
     r = CliRunner().invoke(cli, ["model", str(p)])
     assert r.exit_code == 2 and "layer_types" in r.output and "expected 4 entries" in r.output and "Traceback" not in r.output
+
+
+def test_qwen_moe_configs_have_their_experts(tmp_path):
+    """Qwen3-MoE and Qwen2-MoE configs (num_experts, num_experts_per_tok, moe_intermediate_size;
+    decoder_sparse_step and mlp_only_layers choose the MoE layers; Qwen2-MoE's shared expert of
+    shared_expert_intermediate_size) were traced as dense models before 2026-11-27."""
+    q3 = {"model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768,
+          "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+          "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936}
+    d = _model_json(tmp_path, q3, "--phase", "decode", "--batch", "16", "--kv-len", "1024")
+    moe = [x for x in d["ops"] if x["kernel"] == "moe"]
+    assert len(moe) == 4 and {(x["shape"]["experts"], x["shape"]["topk"], x["shape"]["inter"]) for x in moe} == {(128, 8, 768)}
+    assert not any("mlp.gate_up_proj" in x["module"] for x in d["ops"])
+    assert sum(1 for x in d["ops"] if x["module"].endswith("q_norm")) == 4
+    q2 = {"model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+          "shared_expert_intermediate_size": 5632, "num_hidden_layers": 4, "num_attention_heads": 16,
+          "num_key_value_heads": 16, "num_experts": 60, "num_experts_per_tok": 4, "decoder_sparse_step": 1,
+          "mlp_only_layers": [0], "vocab_size": 151936}
+    d = _model_json(tmp_path, q2, "--phase", "decode", "--batch", "16", "--kv-len", "1024")
+    moe_layers = sorted({x["layer"] for x in d["ops"] if x["kernel"] == "moe"})
+    assert moe_layers == ["layers.1", "layers.2", "layers.3"]
+    shared = [x for x in d["ops"] if x["layer"] == "layers.1" and "shared.gate_up_proj" in x["module"]]
+    assert shared and shared[0]["shape"]["n"] == 2 * 5632
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**q2, "shared_expert_intermediate_size": 1000}))
+    r = CliRunner().invoke(cli, ["model", str(p)])
+    assert r.exit_code == 2 and "shared_expert_intermediate_size" in r.output

@@ -36,6 +36,7 @@ class ModelConfig:
     moe_inter: int = 0
     shared_experts: int = 0
     first_dense: int = 0  # leading layers with a dense MLP (DeepSeek first_k_dense_replace)
+    moe_layers: tuple = ()  # one flag per layer where the config says which are MoE (Qwen MoE); empty: first_dense
     q_lora_rank: int = 0  # MLA (DeepSeek): 0 = a plain GQA attention
     kv_lora_rank: int = 0
     qk_nope_dim: int = 0
@@ -62,6 +63,8 @@ class ModelConfig:
         return self.window if self.window_layers and self.window_layers[i] else 0
 
     def is_moe_layer(self, i: int) -> bool:
+        if self.moe_layers:
+            return self.moe_layers[i]
         return self.experts > 0 and i >= self.first_dense
 
 
@@ -104,7 +107,7 @@ def from_hf(cfg: dict, where: str, name: str | None = None, source: str = "") ->
         vocab=_int(cfg, "vocab_size", where),
         dtype=DTYPES.get(str(dt), "bf16"),
         tie_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        qkv_bias=bool(cfg.get("attention_bias", family == "qwen2" and mtype == "qwen2")),
+        qkv_bias=bool(cfg.get("attention_bias", family == "qwen2" and mtype in ("qwen2", "qwen2_moe"))),
         source=source,
     )
     if c.heads % c.kv_heads:
@@ -125,7 +128,7 @@ def _family(cfg: dict, where: str) -> tuple[str, str]:
         family = "deepseek"
     elif "mixtral" in mtype or cfg.get("num_local_experts"):
         family = "mixtral"
-    elif mtype in ("qwen2", "qwen3") or "Qwen" in arches:
+    elif mtype in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe") or "Qwen" in arches:
         family = "qwen2"
     elif mtype in ("llama", "mistral", "") or "Llama" in arches or "Mistral" in arches:
         family = "llama"
@@ -147,6 +150,21 @@ def _set_moe(c: ModelConfig, cfg: dict, where: str) -> None:
         c.experts = _int(cfg, "num_local_experts", where)
         c.topk = _int(cfg, "num_experts_per_tok", where)
         c.moe_inter = c.inter
+    if c.family == "qwen2" and cfg.get("num_experts"):  # Qwen2-MoE / Qwen3-MoE
+        c.experts = _int(cfg, "num_experts", where)
+        c.topk = _int(cfg, "num_experts_per_tok", where)
+        c.moe_inter = _int(cfg, "moe_intermediate_size", where)
+        shared = _int(cfg, "shared_expert_intermediate_size", where, default=0, minimum=0)
+        if shared % c.moe_inter:
+            raise InputError(
+                f"expected a multiple of moe_intermediate_size {c.moe_inter}, got {shared}", where=where, key="shared_expert_intermediate_size"
+            )
+        c.shared_experts = shared // c.moe_inter  # one gated expert of that width (Qwen2-MoE); Qwen3-MoE has none
+        step = _int(cfg, "decoder_sparse_step", where, default=1)
+        dense = cfg.get("mlp_only_layers") or []
+        if not isinstance(dense, list) or not all(isinstance(i, int) for i in dense):
+            raise InputError(f"expected a list of layer indices, got {dense!r}", where=where, key="mlp_only_layers")
+        c.moe_layers = tuple(i not in dense and (i + 1) % step == 0 for i in range(c.layers))
     if c.family == "deepseek":
         c.experts = _int(cfg, "n_routed_experts", where)
         c.topk = _int(cfg, "num_experts_per_tok", where)
@@ -180,7 +198,7 @@ def _set_local_attention(c: ModelConfig, cfg: dict, mtype: str, where: str) -> N
         raise InputError(f"unsupported activation {act!r}; expected one of {', '.join(ACTIVATIONS)}", where=where, key="hidden_act")
     c.act = ACTIVATIONS[act]
     c.sandwich_norm = c.embed_scale = gemma
-    c.qk_norm = mtype in ("qwen3", "gemma3_text")
+    c.qk_norm = mtype in ("qwen3", "qwen3_moe", "gemma3_text")
     for key, attr in (("attn_logit_softcapping", "attn_softcap"), ("final_logit_softcapping", "final_softcap")):
         v = cfg.get(key)
         if v is not None:
