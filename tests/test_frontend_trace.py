@@ -283,3 +283,23 @@ def test_attention_backward_ops_become_backward_cases():
     mem = [None] * 14 + [1, False]
     case, _ = to_case(OpRecord(op="aten::_efficient_attention_backward", inputs=[bshd, bshd, kv, kv, bshd, lse], dtypes=bf, scalars=mem))
     assert case["causal"] is True and case["seq_q"] == 4096
+
+
+def test_vllm_paged_attention_ops_are_decodes_over_the_paged_cache():
+    """vLLM's paged-attention kernels (_C::paged_attention_v1/v2, _rocm_C::paged_attention) take a
+    3-D query [sequences, heads, dim]; until 2026-11-27 the ROCm op fell to the 4-D attention rule
+    (sequences read as heads). Sequences from seq_lens, max_seq_len as the keys, num_kv_heads and
+    block_size from their positions (the ROCm op's query_start_loc shifts them by one)."""
+    q, kc, bt, sl = (32, 32, 128), (5000, 8, 16, 16, 8), (32, 256), (32,)
+    bf = ["c10::BFloat16"] * 12
+    rocm = [None] * 7 + [8, 0.088, None, None, None, 16, 4096, None, "auto"]
+    case, why = to_case(OpRecord(op="_rocm_C::paged_attention", inputs=[q, (32, 32, 16), (32, 32, 16), (32, 32, 16, 128), q, kc, kc, 8, 0.1, bt, sl], dtypes=bf, scalars=rocm))
+    assert why is None
+    want = {"batch": 32, "heads": 32, "kv_heads": 8, "seq_q": 1, "seq_kv": 4096, "head_dim": 128, "paged": True, "block_size": 16}
+    assert {k: case[k] for k in want} == want
+    old_rocm = [None] * 7 + [8, 0.088, None, None, 16, 2048]  # before query_start_loc
+    case, _ = to_case(OpRecord(op="_rocm_C::paged_attention", inputs=[q, (32, 32, 16), (32, 32, 16), (32, 32, 16, 128), q, kc, kc, 8, 0.1, bt, sl], dtypes=bf, scalars=old_rocm))
+    assert case["seq_kv"] == 2048 and case["block_size"] == 16
+    v1 = [None] * 4 + [8, 0.088, None, None, 16, 4096]
+    case, _ = to_case(OpRecord(op="_C::paged_attention_v1", inputs=[q, q, kc, kc, 8, 0.1, bt, sl], dtypes=bf, scalars=v1))
+    assert {k: case[k] for k in want} == want

@@ -56,6 +56,6 @@ REDUCE_OPS = {"sum", "mean", "amax", "amin", "max", "min", "var_mean", "var", "s
 ATTENTION_OPS = {
     "scaled_dot_product_attention", "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
     "_scaled_dot_product_cudnn_attention", "_flash_attention_forward", "_efficient_attention_forward",
-    "flash_attn_func", "mha_fwd", "fmha_fwd", "attention", "paged_attention",
+    "flash_attn_func", "mha_fwd", "fmha_fwd", "attention",
     "_flash_attn_forward",
 }

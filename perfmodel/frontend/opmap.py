@@ -312,7 +312,32 @@ def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         return {"kernel": "elementwise", "n": int(numel(k) + numel(v)), "reads": 1.0, "writes": 1, "flops_per_element": 0}
     if name in VARLEN_ATTENTION:
         return _varlen_attention(rec, name, ts)
+    if name in PAGED_DECODE:
+        return _paged_decode(rec, name, ts)
     return None
+
+
+# vLLM's paged-attention kernels (csrc/torch_bindings.cpp, csrc/rocm/torch_bindings.cpp): the
+# query's index among the tensors, the positions of num_kv_heads and of block_size and
+# max_seq_len (the ROCm op gained an optional query_start_loc before them: one position later).
+PAGED_DECODE = {"paged_attention_v1": (1, 4, 8), "paged_attention_v2": (4, 7, 11), "paged_attention": (4, 7, 11)}
+
+
+def _paged_decode(rec: OpRecord, name: str, ts: list[tuple]):
+    """A decode (or a mixed batch: q [tokens, heads, dim] over seq_lens) over vLLM's paged cache
+    [blocks, kv_heads, dim / x, block_size, x], the keys of each sequence up to max_seq_len."""
+    at_q, at_kvh, at_block = PAGED_DECODE[name]
+    q, kc = ts[at_q], ts[at_q + 1]
+    if name == "paged_attention" and not isinstance(_scalar(rec, at_block), int):
+        at_block += 1  # ROCm: query_start_loc at 11
+    seqs = ts[at_q + 4][0] if len(ts) > at_q + 4 and len(ts[at_q + 4]) == 1 else q[0]  # seq_lens [sequences]
+    skv = _scalar(rec, at_block + 1)
+    block = _scalar(rec, at_block, kc[3] if len(kc) == 5 else 16)
+    if not isinstance(skv, int) or isinstance(skv, bool) or skv < 1:
+        return f"{rec.op}: no max_seq_len among its arguments ({rec.shapes_text()})"
+    sq = max(1, q[0] // max(1, seqs))
+    return {"kernel": "attention", "batch": seqs, "heads": q[1], "kv_heads": int(_scalar(rec, at_kvh, kc[1])), "seq_q": sq,
+            "seq_kv": skv, "head_dim": q[-1], "causal": sq > 1, "paged": True, "block_size": int(block)}
 
 
 # Variable-length (packed) attention ops: q [tokens, heads, dim], cu_seqlens_q [batch + 1] (the
