@@ -303,3 +303,17 @@ def test_vllm_paged_attention_ops_are_decodes_over_the_paged_cache():
     v1 = [None] * 4 + [8, 0.088, None, None, 16, 4096]
     case, _ = to_case(OpRecord(op="_C::paged_attention_v1", inputs=[q, q, kc, kc, 8, 0.1, bt, sl], dtypes=bf, scalars=v1))
     assert {k: case[k] for k in want} == want
+
+
+def test_transposed_convolution_has_no_model():
+    """aten::convolution(input, weight, bias, stride, padding, dilation, transposed, ...): a
+    transposed convolution upsamples; with as many input as output channels its weight passed the
+    grouped check and it was timed as a strided forward convolution (a quarter of its work at
+    stride 2)."""
+    x, w = (1, 256, 32, 32), (256, 256, 4, 4)
+    scalars = [None] * 3 + [[2, 2], [1, 1], [1, 1], True, [0, 0], 1]
+    case, why = to_case(OpRecord(op="aten::convolution", inputs=[x, w, None], dtypes=["c10::BFloat16"] * 2, scalars=scalars))
+    assert case is None and "transposed" in why
+    scalars[6] = False
+    case, why = to_case(OpRecord(op="aten::convolution", inputs=[x, w, None], dtypes=["c10::BFloat16"] * 2, scalars=scalars))
+    assert why is None and case["stride"] == 2

@@ -252,6 +252,8 @@ def _conv(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
     # aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
     # miopen/cudnn_convolution(input, weight, bias, padding, stride, dilation, groups, ...)
     lib = name in ("miopen_convolution", "cudnn_convolution")
+    if name in ("convolution", "_convolution") and _scalar(rec, 6) is True:  # (..., dilation, transposed, ...)
+        return f"{rec.op}: transposed convolution, no model ({rec.shapes_text()})"
     stride = _scalar(rec, 4 if lib else 3, [1, 1])
     pad = _scalar(rec, 3 if lib else 4, [0, 0])
     groups = _scalar(rec, 6 if lib else 8, 1)
