@@ -305,7 +305,7 @@ def test_vllm_paged_attention_ops_are_decodes_over_the_paged_cache():
     assert {k: case[k] for k in want} == want
 
 
-def test_transposed_convolution_has_no_model():
+def test_transposed_and_dilated_convolutions_have_no_model():
     """aten::convolution(input, weight, bias, stride, padding, dilation, transposed, ...): a
     transposed convolution upsamples; with as many input as output channels its weight passed the
     grouped check and it was timed as a strided forward convolution (a quarter of its work at
@@ -317,3 +317,6 @@ def test_transposed_convolution_has_no_model():
     scalars[6] = False
     case, why = to_case(OpRecord(op="aten::convolution", inputs=[x, w, None], dtypes=["c10::BFloat16"] * 2, scalars=scalars))
     assert why is None and case["stride"] == 2
+    scalars[5] = [2, 2]  # a dilated kernel covers more input than r x s: the model has no dilation
+    case, why = to_case(OpRecord(op="aten::convolution", inputs=[x, w, None], dtypes=["c10::BFloat16"] * 2, scalars=scalars))
+    assert case is None and "dilated" in why

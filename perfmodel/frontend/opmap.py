@@ -254,6 +254,9 @@ def _conv(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
     lib = name in ("miopen_convolution", "cudnn_convolution")
     if name in ("convolution", "_convolution") and _scalar(rec, 6) is True:  # (..., dilation, transposed, ...)
         return f"{rec.op}: transposed convolution, no model ({rec.shapes_text()})"
+    dilation = _scalar(rec, 5, [1, 1])  # at 5 in every spelling
+    if any(int(v) != 1 for v in (dilation if isinstance(dilation, (list, tuple)) else [dilation or 1])):
+        return f"{rec.op}: dilated convolution (dilation {dilation}), no model ({rec.shapes_text()})"
     stride = _scalar(rec, 4 if lib else 3, [1, 1])
     pad = _scalar(rec, 3 if lib else 4, [0, 0])
     groups = _scalar(rec, 6 if lib else 8, 1)
