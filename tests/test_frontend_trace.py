@@ -320,3 +320,14 @@ def test_transposed_and_dilated_convolutions_have_no_model():
     scalars[5] = [2, 2]  # a dilated kernel covers more input than r x s: the model has no dilation
     case, why = to_case(OpRecord(op="aten::convolution", inputs=[x, w, None], dtypes=["c10::BFloat16"] * 2, scalars=scalars))
     assert case is None and "dilated" in why
+
+
+def test_vllm_skinny_gemms_take_the_weight_first():
+    """vLLM's ROCm skinny GEMMs are called as ops.wvSplitK(weight, x, cu_count, bias) and
+    ops.LLMM1(weight, x, rows_per_block) (vllm/model_executor/layers/utils.py): the decode's few
+    rows are the second tensor. Read the other way round they came out as thousands of rows times
+    a handful of columns, which the model times as a tiled GEMM instead of a GEMV."""
+    w, x = (4096, 7168), (2, 7168)
+    for op in ("_rocm_C::wvSplitK", "_rocm_C::LLMM1"):
+        case, why = to_case(OpRecord(op=op, inputs=[w, x], dtypes=["c10::BFloat16"] * 2, scalars=[None, None, 304]))
+        assert why is None and (case["m"], case["n"], case["k"]) == (2, 4096, 7168), op

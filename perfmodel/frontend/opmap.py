@@ -303,8 +303,11 @@ def _inference_op(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         return {"kernel": "rmsnorm", "rows": numel(x) // x[-1], "cols": int(x[-1])}
     if name in ("add_rmsnorm", "fused_add_rms_norm", "rmsnorm2d_fwd_with_add"):
         return _fused_add_rmsnorm(ts[0])
-    if name in ("gemm_a16w16", "gemm_a8w8", "tgemm_mm", "wvSplitK", "LLMM1"):
+    if name in ("gemm_a16w16", "gemm_a8w8", "tgemm_mm"):
         (m, k), (n, _) = ts[0], ts[1]
+        return _gemm(m, n, k)
+    if name in ("wvSplitK", "wvSplitKQ", "LLMM1"):  # vLLM's ROCm skinny GEMMs take the weight first: (weight [n, k], x [m, k], ...)
+        (n, k), (m, _) = ts[0], ts[1]
         return _gemm(m, n, k)
     if name in ("rotary_embedding", "batched_rotary_embedding"):
         q, k = ts[1], ts[2]
