@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from data_paths import GFX1153_LONG, MIXBENCH_MI200, VCOPY_2024, VCOPY_2025
+from data_paths import GFX1153_LONG, MIXBENCH_MI200, ROCPROF, VCOPY_2024, VCOPY_2025
 from perfmodel.cli.main import cli
 from perfmodel.errors import InputError
 from perfmodel.readers import read_workload, trace_columns
@@ -89,7 +89,7 @@ def _uses_fast_path(path, **kw) -> bool:
     return called == [True]
 
 
-@pytest.mark.parametrize("src", WORKLOADS, ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("src", WORKLOADS, ids=lambda p: str(p.relative_to(ROCPROF)))
 def test_trace_of_each_test_workload(src, tmp_path, monkeypatch):
     """A rocprofv3 kernel trace derived from a real test workload (its kernels, dispatch IDs,
     grids, workgroups, registers, LDS and timestamps as read): same output both ways."""

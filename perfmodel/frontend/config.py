@@ -113,7 +113,7 @@ def from_hf(cfg: dict, where: str, name: str | None = None, source: str = "") ->
     if c.heads % c.kv_heads:
         raise InputError(f"num_attention_heads {c.heads} is not a multiple of num_key_value_heads {c.kv_heads}", where=where, key="num_key_value_heads")
     _set_moe(c, cfg, where)
-    _set_local_attention(c, cfg, mtype, where)
+    _set_layer_features(c, cfg, mtype, where)
     if c.experts and c.topk > c.experts:
         raise InputError(f"num_experts_per_tok {c.topk} exceeds the {c.experts} experts", where=where, key="num_experts_per_tok")
     return c
@@ -184,8 +184,9 @@ def _set_moe(c: ModelConfig, cfg: dict, where: str) -> None:
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu_pytorch_tanh": "gelu_tanh", "gelu_new": "gelu_tanh", "gelu": "gelu"}
 
 
-def _set_local_attention(c: ModelConfig, cfg: dict, mtype: str, where: str) -> None:
-    """Sliding windows, soft caps, the MLP activation and the norms a config states.
+def _set_layer_features(c: ModelConfig, cfg: dict, mtype: str, where: str) -> None:
+    """The per-layer features a config states: the MLP activation, the norms, soft caps and
+    sliding windows.
 
     Which layers slide: the config's ``layer_types`` ("sliding_attention" / "full_attention")
     where it has them (transformers writes them since 4.53); else the family's rule in

@@ -340,7 +340,7 @@ def _paged_decode(rec: OpRecord, name: str, ts: list[tuple]):
         at_block += 1  # ROCm: query_start_loc at 11
     seqs = ts[at_q + 4][0] if len(ts) > at_q + 4 and len(ts[at_q + 4]) == 1 else q[0]  # seq_lens [sequences]
     skv = _scalar(rec, at_block + 1)
-    block = _scalar(rec, at_block, kc[3] if len(kc) == 5 else 16)
+    block = _scalar(rec, at_block, kc[3] if len(kc) == 5 else 16)  # else vLLM's default block_size
     if not isinstance(skv, int) or isinstance(skv, bool) or skv < 1:
         return f"{rec.op}: no max_seq_len among its arguments ({rec.shapes_text()})"
     sq = max(1, q[0] // max(1, seqs))

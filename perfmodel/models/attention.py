@@ -335,8 +335,7 @@ class _Problem:
     b_col: np.ndarray
     per_score: np.ndarray  # matrix FLOPs per score element
     sfu: float  # device exp/s
-    sfu_per_score: np.ndarray  # transcendentals per score: the softmax's exp, plus the soft cap's tanh
-    vendor: str  # the arch's (how the soft cap's tanh is lowered: `softcap_cost`)
+    softcap: np.ndarray  # where the scores are soft-capped (a tanh each: `softcap_cost`)
     dtype: str = ""  # the case's dtype (which MLA decode library path applies: `_latent`)
 
 
@@ -387,8 +386,7 @@ def _problem(p: dict, arch, dtype: str) -> _Problem:
         # matrix FLOPs per score: fwd QK^T (2D) and PV (2Dv); bwd also dP = dO V^T (2Dv), dV (2Dv), dQ and dK (2D each)
         per_score=2.0 * (d + dv) if phase == "fwd" else 2.0 * (3.0 * d + 2.0 * dv),
         sfu=sfu,
-        sfu_per_score=1.0 + np.where(cap > 0, softcap_cost(arch.vendor, phase)[2], 0.0),
-        vendor=arch.vendor,
+        softcap=cap > 0,
         dtype=dtype,
     )  # fmt: skip
 
@@ -422,11 +420,12 @@ def _choose_blocks(arch, r: tiles.Rates, x: _Problem, latent: dict | None, laten
     legal_of = {k: _candidates(arch, (k // span, k % span, x.shared), x.elem, x.phase) for k in np.unique(dims).tolist()}
     cands = list(dict.fromkeys(c for cs in legal_of.values() for c in cs))
     t_mem = x.copies * (x.rows * x.a_row + x.cols * x.b_col) / r.bw[r.mem]
+    sfu_per_score = 1.0 + np.where(x.softcap, softcap_cost(arch.vendor, x.phase)[2], 0.0)  # the exp, the cap's tanh
 
     def cost(bo, bi, split, lanes):
         grid = np.ceil(x.rows / bo) * x.copies * split
         depth = np.ceil(x.cols * x.frac / (split * bi)) * bi  # streamed keys (fwd) / queries (bwd)
-        t_tile = bo * depth * (x.per_score * r.cus / r.flops + x.sfu_per_score * r.cus / x.sfu)
+        t_tile = bo * depth * (x.per_score * r.cus / r.flops + sfu_per_score * r.cus / x.sfu)
         t_l1 = (bo * x.a_row + depth * x.b_col) * r.cus / r.bw.get("l1", np.inf)
         # the streamed blocks through LDS: written once, read by each wave (`_add_bytes`)
         readers = tiles.operand_readers(arch, np.asarray(lanes, dtype=float) / arch.wave_size)
@@ -654,7 +653,7 @@ def _add_flops(work: Work, arch, x: _Problem, pipe: str, pdt: str, bi) -> None:
         # per score: P's FMA, dP - Delta, times P, and half a packed convert each of P and dS
         # (Delta = rowsum(dO * O) is the pre-pass kernel's, `_side_kernels`)
         work.add_valu_issue("fp32", 4.0 * n)
-    _add_softcap(work, x)
+    _add_softcap(work, arch, x)
     _add_relayout(work, arch, x, pipe)
     if not arch.has("sfu", "fp32"):
         work.notes.append(f"{arch.key} has no sfu pipe: exponentials counted on sfu:fp32 anyway")
@@ -678,12 +677,12 @@ SOFTCAP_FWD = {
 SOFTCAP_BWD = {v: (f + 3.0, i + 2.0, t) for v, (f, i, t) in SOFTCAP_FWD.items()}
 
 
-def _add_softcap(work: Work, x: _Problem) -> None:
+def _add_softcap(work: Work, arch, x: _Problem) -> None:
     """The soft cap's tanh on every executed score, where the case has one (`softcap` > 0)."""
-    on = x.sfu_per_score > 1.0
+    on = x.softcap
     if not np.any(on):
         return
-    valu, issue, sfu = softcap_cost(x.vendor, x.phase)
+    valu, issue, sfu = softcap_cost(arch.vendor, x.phase)
     n = np.where(on, x.n, 0.0)
     work.add_flops("sfu", "fp32", sfu * n)
     work.add_flops("valu", "fp32", valu * n)
