@@ -283,6 +283,10 @@ def test_attention_backward_ops_become_backward_cases():
     mem = [None] * 14 + [1, False]
     case, _ = to_case(OpRecord(op="aten::_efficient_attention_backward", inputs=[bshd, bshd, kv, kv, bshd, lse], dtypes=bf, scalars=mem))
     assert case["causal"] is True and case["seq_q"] == 4096
+    aiter = [None] * 6 + [0.0, 0.088, True, 127, 0, False]  # aiter's mha_bwd: is_causal at 8, window at 9-10
+    case, why = to_case(OpRecord(op="aiter::mha_bwd", inputs=[bshd, bshd, kv, kv, bshd, lse], dtypes=bf, scalars=aiter))
+    assert why is None and case["phase"] == "bwd" and case["causal"] is True and case["window"] == 128
+    assert (case["heads"], case["kv_heads"], case["seq_kv"]) == (32, 8, 4096)
 
 
 def test_vllm_paged_attention_ops_are_decodes_over_the_paged_cache():

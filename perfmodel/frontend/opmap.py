@@ -443,13 +443,16 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
 # window_size_right); the SDPA flash and efficient backward wrappers take is_causal at 11 too,
 # in [batch, heads, seq, dim]; _efficient_attention_backward (BMHK) its custom_mask_type at 14.
 # FlashAttention's custom op _flash_attn_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv,
-# dropout_p, softmax_scale, causal, window_size_left, window_size_right, softcap, ...).
+# dropout_p, softmax_scale, causal, window_size_left, window_size_right, softcap, ...). aiter's
+# mha_bwd (aiter/ops/mha.py: dout, q, k, v, out, softmax_lse, dropout_p, softmax_scale, is_causal,
+# window_size_left, window_size_right, deterministic, ...), [batch, seq, heads, dim] like mha_fwd.
 ATTENTION_BACKWARD = {
     "_flash_attention_backward": ("bshd", 11, 15, 16, None),
     "_scaled_dot_product_flash_attention_backward": ("bhsd", 11, None, None, None),
     "_scaled_dot_product_efficient_attention_backward": ("bhsd", 11, None, None, None),
     "_efficient_attention_backward": ("bshd", ("mask", 14), None, None, None),
     "_flash_attn_backward": ("bshd", 11, 12, 13, 14),
+    "mha_bwd": ("bshd", 8, 9, 10, None),
 }
 
 
