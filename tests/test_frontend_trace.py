@@ -287,6 +287,9 @@ def test_attention_backward_ops_become_backward_cases():
     case, why = to_case(OpRecord(op="aiter::mha_bwd", inputs=[bshd, bshd, kv, kv, bshd, lse], dtypes=bf, scalars=aiter))
     assert why is None and case["phase"] == "bwd" and case["causal"] is True and case["window"] == 128
     assert (case["heads"], case["kv_heads"], case["seq_kv"]) == (32, 8, 4096)
+    cudnn = [None] * 13 + [0.0, True]  # aten's cuDNN SDPA backward: is_causal at 14
+    case, why = to_case(OpRecord(op="aten::_scaled_dot_product_cudnn_attention_backward", inputs=[bhsd, bhsd, kvh, kvh, bhsd, lse], dtypes=bf, scalars=cudnn))
+    assert why is None and case["phase"] == "bwd" and case["causal"] is True and (case["heads"], case["kv_heads"]) == (32, 8)
 
 
 def test_vllm_paged_attention_ops_are_decodes_over_the_paged_cache():

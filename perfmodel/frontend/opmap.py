@@ -445,7 +445,10 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
 # FlashAttention's custom op _flash_attn_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv,
 # dropout_p, softmax_scale, causal, window_size_left, window_size_right, softcap, ...). aiter's
 # mha_bwd (aiter/ops/mha.py: dout, q, k, v, out, softmax_lse, dropout_p, softmax_scale, is_causal,
-# window_size_left, window_size_right, deterministic, ...), [batch, seq, heads, dim] like mha_fwd.
+# window_size_left, window_size_right, deterministic, ...), [batch, seq, heads, dim] like mha_fwd;
+# aten's _scaled_dot_product_cudnn_attention_backward(grad_out, query, key, value, out,
+# logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k,
+# dropout_p, is_causal, *, scale), [batch, heads, seq, dim] like the other SDPA wrappers.
 ATTENTION_BACKWARD = {
     "_flash_attention_backward": ("bshd", 11, 15, 16, None),
     "_scaled_dot_product_flash_attention_backward": ("bhsd", 11, None, None, None),
@@ -453,6 +456,7 @@ ATTENTION_BACKWARD = {
     "_efficient_attention_backward": ("bshd", ("mask", 14), None, None, None),
     "_flash_attn_backward": ("bshd", 11, 12, 13, 14),
     "mha_bwd": ("bshd", 8, 9, 10, None),
+    "_scaled_dot_product_cudnn_attention_backward": ("bhsd", 14, None, None, None),
 }
 
 
