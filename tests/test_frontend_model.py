@@ -319,3 +319,43 @@ def test_qwen_moe_configs_have_their_experts(tmp_path):
     p.write_text(json.dumps({**q2, "shared_expert_intermediate_size": 1000}))
     r = CliRunner().invoke(cli, ["model", str(p)])
     assert r.exit_code == 2 and "shared_expert_intermediate_size" in r.output
+
+
+GPT_OSS = {"model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "attention_bias": True, "head_dim": 64,
+           "hidden_act": "silu", "hidden_size": 2880, "intermediate_size": 2880, "num_attention_heads": 64,
+           "num_key_value_heads": 8, "num_hidden_layers": 4, "num_local_experts": 32, "num_experts_per_tok": 4,
+           "layer_types": ["sliding_attention", "full_attention"] * 2, "sliding_window": 128, "vocab_size": 201088,
+           "torch_dtype": "bfloat16",
+           "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn",
+                                   "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}
+
+
+def test_mxfp4_experts_are_timed_as_stored(tmp_path):
+    """gpt-oss's quantization_config (quant_method mxfp4) stores the routed experts as FP4 with one
+    scale per 32 weights and keeps the rest in bf16: the MoE ops carry weight_dtype=fp4 and
+    group_size=32, they and the decode's stream floor read about a quarter of the bf16 expert
+    bytes, and the output names the quantization; a method the model does not time is named as
+    such (before 2026-11-27 both were timed as bf16 experts without a word)."""
+    d = _model_json(tmp_path, GPT_OSS, "--phase", "decode", "--batch", "64", "--kv-len", "8192")
+    moe = [x for x in d["ops"] if x["kernel"] == "moe"]
+    assert len(moe) == 4 and all((x["shape"]["weight_dtype"], x["shape"]["group_size"]) == ("fp4", 32) for x in moe)
+    assert "mxfp4" in d["meta"]["quantization"]
+    plain = {k: v for k, v in GPT_OSS.items() if k != "quantization_config"}
+    p = _model_json(tmp_path, plain, "--phase", "decode", "--batch", "64", "--kv-len", "8192")
+    assert "quantization" not in p["meta"] and all(x["shape"].get("weight_dtype", "auto") == "auto" for x in p["ops"] if x["kernel"] == "moe")
+    moe_us = sum(x["time_us"] for x in moe)
+    plain_us = sum(x["time_us"] for x in p["ops"] if x["kernel"] == "moe")
+    assert moe_us < 0.5 * plain_us
+    # expert weights: 0.5 B + a 2 B scale per 32 (the weight-only kernels' accounting) against 2 B
+    drop = p["meta"]["stream_bytes"]["weights"] - d["meta"]["stream_bytes"]["weights"]
+    from perfmodel.models.moe import touched_experts
+
+    experts = 4 * float(touched_experts(64, 32, 4)) * 3 * 2880 * 2880
+    assert drop == pytest.approx(experts * (2 - (0.5 + 2 / 32)))
+    other = _model_json(tmp_path, {**GPT_OSS, "quantization_config": {"quant_method": "awq"}}, "--phase", "decode")
+    assert other["meta"]["quantization"].startswith("awq: not modelled")
+    r = CliRunner().invoke(cli, ["model", str(tmp_path / "config.json")])
+    assert "checkpoint quantization: awq: not modelled" in r.output
+    (tmp_path / "config.json").write_text(json.dumps({**GPT_OSS, "quantization_config": "mxfp4"}))
+    r = CliRunner().invoke(cli, ["model", str(tmp_path / "config.json")])
+    assert r.exit_code == 2 and "quantization_config" in r.output and "Traceback" not in r.output

@@ -144,7 +144,8 @@ def _summary_text(a, fmt: str, title: str, show_layers: bool) -> str:
     if a.unsupported:
         text += "\n" + render(a.unsupported[: 50], fmt, title=f"ops with no model ({len(a.unsupported)}; not in the totals)")
     nk = ", ".join(f"{k} x{v}" for k, v in sorted(a.no_kernel.items()))
-    return text + f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n" + _cell_notes(a)
+    quant = f"checkpoint quantization: {a.meta['quantization']}\n" if a.meta.get("quantization") else ""
+    return text + f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n" + quant + _cell_notes(a)
 
 
 def _cell_notes(a) -> str:

@@ -244,6 +244,8 @@ def analyze_model(
     dt = dtype or cfg.dtype
     meta = {"model": cfg.name, "source": cfg.source, "phase": phase, "batch": batch, "tokens": step.new_tokens, "kv_len": kv_len,
             "tp": tp, "ep": ep, "dtype": dt, "fused": fused, "paged": paged, "engine": engine}
+    if cfg.quantization:
+        meta["quantization"] = cfg.quantization
     if phase == "decode":
         meta["stream_bytes"] = stream_bytes(cfg, step, dt)
     return analyze_records(records, arch, dt, fused, meta=meta)

@@ -52,6 +52,11 @@ class ModelConfig:
     qk_norm: bool = False  # RMSNorm over each head of q and k before RoPE (Qwen3, Gemma 3)
     sandwich_norm: bool = False  # Gemma 2/3: norms after attention and after the MLP too
     embed_scale: bool = False  # Gemma: the embeddings multiplied by sqrt(hidden_size)
+    # routed experts stored narrower than ``dtype`` (a checkpoint's quantization_config; "":
+    # as ``dtype``), dequantized in the expert GEMMs, ``expert_group`` K elements per scale
+    expert_weights: str = ""
+    expert_group: int = 0
+    quantization: str = ""  # what the checkpoint's quantization_config says and how it is timed
     source: str = ""
 
     @property
@@ -114,6 +119,7 @@ def from_hf(cfg: dict, where: str, name: str | None = None, source: str = "") ->
         raise InputError(f"num_attention_heads {c.heads} is not a multiple of num_key_value_heads {c.kv_heads}", where=where, key="num_key_value_heads")
     _set_moe(c, cfg, where)
     _set_layer_features(c, cfg, mtype, where)
+    _set_quantization(c, cfg, where)
     if c.experts and c.topk > c.experts:
         raise InputError(f"num_experts_per_tok {c.topk} exceeds the {c.experts} experts", where=where, key="num_experts_per_tok")
     return c
@@ -178,6 +184,30 @@ def _set_moe(c: ModelConfig, cfg: dict, where: str) -> None:
             c.qk_rope_dim = _int(cfg, "qk_rope_head_dim", where)
             c.v_head_dim = _int(cfg, "v_head_dim", where)
             c.head_dim = c.qk_nope_dim + c.qk_rope_dim
+
+
+# quantization_config methods whose stored expert weights the MoE kernel times: the weight type
+# and K elements per scale. MXFP4 (OCP Microscaling spec v1.0: 32 FP4 E2M1 elements share one
+# E8M0 scale) is gpt-oss's: its modules_to_not_convert keep attention, router, embeddings and
+# LM head in the model dtype, so only the routed experts are FP4.
+EXPERT_QUANT = {"mxfp4": ("fp4", 32)}
+
+
+def _set_quantization(c: ModelConfig, cfg: dict, where: str) -> None:
+    """A checkpoint's quantization_config: MXFP4 experts are timed as stored (fp4 weights
+    dequantized in the expert GEMMs); any other method is named in the output and its weights
+    timed in the traced dtype (--dtype fp8 times every GEMM in fp8)."""
+    q = cfg.get("quantization_config")
+    if q is None:
+        return
+    if not isinstance(q, dict):
+        raise InputError(f"expected a mapping with quant_method, got {q!r}"[:200], where=where, key="quantization_config")
+    method = str(q.get("quant_method", "")).lower() or "unnamed"
+    if method in EXPERT_QUANT and c.experts:
+        c.expert_weights, c.expert_group = EXPERT_QUANT[method]
+        c.quantization = f"{method}: routed experts stored as {c.expert_weights} ({c.expert_group} weights per scale), the rest in the model dtype"
+    else:
+        c.quantization = f"{method}: not modelled, weights timed in the traced dtype"
 
 
 # Hugging Face's `hidden_activation`/`hidden_act` names -> the MLP activations the models cost

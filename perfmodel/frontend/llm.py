@@ -288,7 +288,7 @@ def _moe_class(c: _Ctx, MLP: type) -> type:
         def forward(self, x):
             scale = float(cfg.topk)
             y = P.collective(x, "alltoall", ep, scale) if ep > 1 else x
-            y = P.moe(y, self.local, cfg.topk, self.inter)
+            y = P.moe(y, self.local, cfg.topk, self.inter, cfg.expert_weights or "auto", cfg.expert_group)
             if ep > 1:
                 y = P.collective(y, "alltoall", ep, scale)
             if self.shared is not None:
@@ -409,6 +409,7 @@ def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None) -> dict
     touches once (embedding: only the gathered rows; MoE: the experts the batch touches under
     uniform routing) and the KV cache. The floor of `perfmodel model` decode time."""
     from perfmodel.dtypes import SIZE
+    from perfmodel.models.gemm_tiling import weight_bytes_per_k
     from perfmodel.models.moe import touched_experts
 
     e = SIZE[dtype or cfg.dtype]
@@ -426,20 +427,21 @@ def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None) -> dict
         ctx = step.kv_len + step.new_tokens  # a sliding layer reads its window of it
         kv = sum(2 * step.batch * hk * min(ctx, cfg.window_of(i) or ctx) * d * e for i in range(cfg.layers)) / cfg.layers
     dense = 3 * h * (cfg.inter // tp)
+    # routed experts stored narrower (MXFP4): their bytes per weight as the MoE kernel counts them
+    expert_e = float(weight_bytes_per_k(cfg.expert_weights, cfg.expert_group, h)) if cfg.expert_weights else e
     weights = 0.0
     tokens = step.batch * step.new_tokens
     for i in range(cfg.layers):
-        w = attn
+        w = attn * e
         if cfg.is_moe_layer(i):
             local = cfg.experts // ep
             inter = cfg.moe_inter // (tp if ep == 1 else 1)
             per_rank_tokens = tokens * ep
             touched = float(touched_experts(per_rank_tokens, cfg.experts, cfg.topk)) / ep
-            w += min(local, touched) * 3 * h * inter + cfg.experts * h
-            w += 3 * h * cfg.moe_inter * cfg.shared_experts // (tp if ep == 1 else 1)
+            w += min(local, touched) * 3 * h * inter * expert_e + cfg.experts * h * e
+            w += 3 * h * cfg.moe_inter * cfg.shared_experts // (tp if ep == 1 else 1) * e
         else:
-            w += dense
+            w += dense * e
         weights += w
-    weights += h * (cfg.vocab // tp)  # LM head
-    weights *= e
+    weights += h * (cfg.vocab // tp) * e  # LM head
     return {"weights": weights, "kv_cache": kv * cfg.layers, "total": weights + kv * cfg.layers}

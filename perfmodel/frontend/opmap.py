@@ -510,7 +510,10 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         tokens = numel(x[:-1])
         if topk > experts:  # fewer local experts than top-k (expert parallel): same rows per rank
             tokens, topk = tokens * topk // experts, experts
-        return {"kernel": "moe", "tokens": tokens, "experts": experts, "topk": topk, "hidden": x[-1], "inter": inter}
+        case = {"kernel": "moe", "tokens": tokens, "experts": experts, "topk": topk, "hidden": x[-1], "inter": inter}
+        if len(rec.scalars) > 5 and rec.scalars[4] not in (None, "auto"):  # experts stored narrower (MXFP4)
+            case["weight_dtype"], case["group_size"] = str(rec.scalars[4]), int(rec.scalars[5])
+        return case
     if name == "rotary_embedding":
         q, k = ts[0], ts[1]
         n = numel(q) + numel(k)

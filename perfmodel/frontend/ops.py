@@ -25,8 +25,8 @@ def ops():
         "kind: allreduce | allgather | reducescatter | alltoall; bytes = x.nbytes * scale.",
     )  # fmt: skip
     _register_like_input(
-        "moe", "(Tensor x, int experts, int topk, int inter) -> Tensor",
-        "Router, gated-SiLU experts and combine over ``experts`` local experts.",
+        "moe", "(Tensor x, int experts, int topk, int inter, str weight_dtype, int group_size) -> Tensor",
+        "Router, gated-SiLU experts and combine over ``experts`` local experts (weights stored as weight_dtype: 'auto' the input's).",
     )  # fmt: skip
     _register_like_input(
         "paged_attention", "(Tensor q, Tensor k_cache, Tensor v_cache, int block_size, int window, float softcap) -> Tensor",
