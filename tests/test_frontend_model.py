@@ -359,3 +359,35 @@ def test_mxfp4_experts_are_timed_as_stored(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({**GPT_OSS, "quantization_config": "mxfp4"}))
     r = CliRunner().invoke(cli, ["model", str(tmp_path / "config.json")])
     assert r.exit_code == 2 and "quantization_config" in r.output and "Traceback" not in r.output
+
+
+def test_fp8_block_checkpoint_runs_its_linear_layers_in_fp8(tmp_path):
+    """DeepSeek-V3's published quantization_config (fp8, 128x128 weight blocks): the decoder's
+    linear layers and the experts are block-scaled FP8 GEMMs writing bf16, while attention (and
+    MLA's absorbed products), norms and the LM head stay bf16; the decode's stream floor reads
+    those weights at 1 B (plus an fp32 scale per block). --dtype bf16 times every op in bf16
+    and says so; a malformed weight_block_size is one line naming the key."""
+    d = json.loads(run(["model", "deepseek-v3", "--phase", "decode", "--batch", "16", "--kv-len", "2048", "--tp", "8",
+                        "--format", "json"]).output)
+    by = {}
+    for x in d["ops"]:
+        name = x["module"].rsplit(".", 1)[-1]
+        by.setdefault((x["kernel"], name.endswith("_proj") or name), set()).add((x["dtype"], x["shape"].get("scaling"), x["shape"].get("out_dtype")))
+    assert by[("gemm", True)] == {("fp8", "block", "bf16")}
+    assert by[("gemm", "lm_head")] == {("bf16", "none", "auto")} and by[("gemm", "self_attn")] == {("bf16", "none", "auto")}
+    assert by[("moe", "mlp")] == {("fp8", "block", "bf16")}
+    assert {x["dtype"] for x in d["ops"] if x["kernel"] in ("attention", "rmsnorm")} == {"bf16"}
+    assert d["meta"]["quantization"].startswith("fp8: decoder linear layers and experts as fp8 GEMMs (128x128 weight blocks")
+    b = json.loads(run(["model", "deepseek-v3", "--phase", "decode", "--batch", "16", "--kv-len", "2048", "--tp", "8",
+                        "--dtype", "bf16", "--format", "json"]).output)
+    assert {x["dtype"] for x in b["ops"] if x["kernel"] in ("gemm", "moe")} == {"bf16"}
+    assert b["meta"]["quantization"].endswith("--dtype bf16 given: every op timed in it")
+    ratio = d["meta"]["stream_bytes"]["weights"] / b["meta"]["stream_bytes"]["weights"]
+    assert 0.5 < ratio < 0.56  # the linear layers halve; LM head, router and absorbed products stay bf16
+    assert d["totals"][0]["total_us"] < b["totals"][0]["total_us"]  # half the weight bytes, the block rescale on top
+    cfg = yaml.safe_load((ROOT / "perfmodel/frontend/configs/deepseek-v3.yaml").read_text())["config"]
+    for bad in ([128], "128x128", [128, 0]):
+        p = tmp_path / "config.json"
+        p.write_text(json.dumps({**cfg, "quantization_config": {"quant_method": "fp8", "weight_block_size": bad}}))
+        r = CliRunner().invoke(cli, ["model", str(p)])
+        assert r.exit_code == 2 and "weight_block_size" in r.output and "Traceback" not in r.output

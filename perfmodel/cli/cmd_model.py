@@ -39,7 +39,7 @@ def by_op_kind(analysis) -> list[dict]:  # noqa: D401
 @click.option("--kv-len", "kv_len", type=click.IntRange(min=0), default=0, show_default=True, help="Cached tokens per sequence before this step.")
 @click.option("--tp", type=click.IntRange(min=1), default=1, show_default=True, help="Tensor-parallel ranks (adds all-reduces).")
 @click.option("--ep", type=click.IntRange(min=1), default=1, show_default=True, help="Expert-parallel ranks (adds all-to-alls).")
-@click.option("--dtype", default=None, help="Weights/activations dtype (default: the config's torch_dtype).")
+@click.option("--dtype", default=None, help="Time every op in this dtype (default: the config's torch_dtype, a quantized checkpoint's linear layers and experts as stored).")
 @click.option("--engine", type=click.Choice(["vllm", "eager"]), default="vllm", show_default=True,
               help="vllm: fused qkv/gate_up GEMMs and vLLM's fused kernels; eager: Hugging Face-style ops.")
 @click.option("--fused", is_flag=True, help="Fuse obvious chains of elementwise ops into one kernel.")

@@ -144,14 +144,25 @@ def fuse_elementwise(records: list[OpRecord], cases: list[dict | None]) -> tuple
     return out_r, out_c
 
 
+def quantize_linear(case: dict, module: str, linears: tuple[str, str]) -> None:
+    """A decoder linear layer (a module named ``*_proj``) or an MoE layer of a quantized
+    checkpoint as the GEMM it runs: ``linears`` = (dtype, scaling), the output in the traced
+    dtype. The LM head and the attention's own batched products (MLA's absorbed ones) keep it."""
+    kind = case.get("kernel")
+    if kind == "moe" or (kind == "gemm" and module.rsplit(".", 1)[-1].endswith("_proj")):
+        case["out_dtype"] = case.get("dtype", "bf16")
+        case["dtype"], case["scaling"] = linears
+
+
 def analyze_records(
     records: list[OpRecord], arch="mi300x", dtype: str | None = None, fused: bool = False, meta: dict | None = None,
-    warm: bool = False,
+    warm: bool = False, linears: tuple[str, str] | None = None,
 ) -> ModelAnalysis:
     """Map ops to cases, predict each distinct case once per arch, and assemble the rows.
 
     ``dtype``: every floating-point op is modelled in it (as if the module ran in that dtype);
-    None keeps the dtypes the trace recorded (bf16 where a record has none)."""
+    None keeps the dtypes the trace recorded (bf16 where a record has none). ``linears``: the
+    (dtype, scaling) of a quantized checkpoint's linear layers and experts (`quantize_linear`)."""
     from perfmodel.models.traffic import writes_charged
     from perfmodel.prediction import evaluate, normalize_all
     from perfmodel.record import rows as prediction_rows
@@ -174,6 +185,8 @@ def analyze_records(
             continue
         if dtype and case.get("kernel") not in COLLECTIVES and case.get("dtype") in ("bf16", "fp16", "fp32", "fp8"):
             case["dtype"] = dtype  # the model as if run in `dtype` (floating-point ops only)
+        if linears:
+            quantize_linear(case, r.module, linears)
         kept.append(r)
         cases.append(case)
     if fused:
@@ -244,8 +257,10 @@ def analyze_model(
     dt = dtype or cfg.dtype
     meta = {"model": cfg.name, "source": cfg.source, "phase": phase, "batch": batch, "tokens": step.new_tokens, "kv_len": kv_len,
             "tp": tp, "ep": ep, "dtype": dt, "fused": fused, "paged": paged, "engine": engine}
+    # a quantized checkpoint's linear layers run as stored unless --dtype times everything in one type
+    linears = (cfg.linear_dtype, cfg.linear_scaling) if cfg.linear_dtype and dtype is None else None
     if cfg.quantization:
-        meta["quantization"] = cfg.quantization
+        meta["quantization"] = cfg.quantization + ("" if linears or not cfg.linear_dtype else f"; --dtype {dtype} given: every op timed in it")
     if phase == "decode":
-        meta["stream_bytes"] = stream_bytes(cfg, step, dt)
-    return analyze_records(records, arch, dt, fused, meta=meta)
+        meta["stream_bytes"] = stream_bytes(cfg, step, dt, linears)
+    return analyze_records(records, arch, dt, fused, meta=meta, linears=linears)

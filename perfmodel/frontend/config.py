@@ -56,6 +56,10 @@ class ModelConfig:
     # as ``dtype``), dequantized in the expert GEMMs, ``expert_group`` K elements per scale
     expert_weights: str = ""
     expert_group: int = 0
+    # the decoder's linear layers and experts computed in a narrower type (fp8 checkpoints):
+    # the GEMMs' dtype and scaling (block: 128x128 weight blocks, 1x128 activation groups)
+    linear_dtype: str = ""
+    linear_scaling: str = ""
     quantization: str = ""  # what the checkpoint's quantization_config says and how it is timed
     source: str = ""
 
@@ -194,9 +198,13 @@ EXPERT_QUANT = {"mxfp4": ("fp4", 32)}
 
 
 def _set_quantization(c: ModelConfig, cfg: dict, where: str) -> None:
-    """A checkpoint's quantization_config: MXFP4 experts are timed as stored (fp4 weights
-    dequantized in the expert GEMMs); any other method is named in the output and its weights
-    timed in the traced dtype (--dtype fp8 times every GEMM in fp8)."""
+    """A checkpoint's quantization_config. MXFP4 experts are timed as stored (fp4 weights
+    dequantized in the expert GEMMs). FP8 (quant_method fp8: DeepSeek-V3/R1, Qwen3-FP8) runs the
+    decoder's linear layers and experts as FP8 GEMMs with dynamically quantized activations,
+    block-scaled where the config gives weight_block_size (its 128x128 weight blocks and 1x128
+    activation groups), else per tensor; attention, norms and the LM head stay in the model
+    dtype (vLLM's Fp8LinearMethod on every decoder linear, the router and LM head unquantized).
+    Any other method is named in the output and its weights timed in the traced dtype."""
     q = cfg.get("quantization_config")
     if q is None:
         return
@@ -206,6 +214,15 @@ def _set_quantization(c: ModelConfig, cfg: dict, where: str) -> None:
     if method in EXPERT_QUANT and c.experts:
         c.expert_weights, c.expert_group = EXPERT_QUANT[method]
         c.quantization = f"{method}: routed experts stored as {c.expert_weights} ({c.expert_group} weights per scale), the rest in the model dtype"
+    elif method == "fp8":
+        block = q.get("weight_block_size")
+        if block is not None and (not isinstance(block, list) or len(block) != 2 or not all(isinstance(b, int) and b > 0 for b in block)):
+            raise InputError(f"expected two positive whole numbers, got {block!r}"[:200], where=where, key="weight_block_size")
+        c.linear_dtype, c.linear_scaling = "fp8", "block" if block else "tensor"
+        scales = f"{block[0]}x{block[1]} weight blocks, dynamic 1x{block[1]} activation groups" if block else "per-tensor scales"
+        if block and block != [128, 128]:
+            scales += ", timed as 128x128 blocks"
+        c.quantization = f"fp8: decoder linear layers and experts as fp8 GEMMs ({scales}), attention, norms and LM head in the model dtype"
     else:
         c.quantization = f"{method}: not modelled, weights timed in the traced dtype"
 

@@ -404,22 +404,27 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
     return model, (ids,)
 
 
-def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None) -> dict:
+def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None, linears: tuple[str, str] | None = None) -> dict:
     """Bytes one decode step must read from memory on one rank at least: every weight a token
     touches once (embedding: only the gathered rows; MoE: the experts the batch touches under
-    uniform routing) and the KV cache. The floor of `perfmodel model` decode time."""
+    uniform routing) and the KV cache. The floor of `perfmodel model` decode time. ``linears``:
+    the (dtype, scaling) a quantized checkpoint's linear layers and experts are stored in
+    (`analysis.quantize_linear`); the LM head, the router and MLA's absorbed products keep ``dtype``."""
     from perfmodel.dtypes import SIZE
     from perfmodel.models.gemm_tiling import weight_bytes_per_k
     from perfmodel.models.moe import touched_experts
 
     e = SIZE[dtype or cfg.dtype]
+    # a linear layer's bytes per weight: fp8 with an fp32 scale per 128 x 128 block, or as traced
+    lin = SIZE[linears[0]] + (4.0 / (128 * 128) if linears[1] == "block" else 0.0) if linears else e
     tp, ep = step.tp, step.ep
     h, d = cfg.hidden, cfg.head_dim
+    absorbed = 0.0  # MLA's absorbed up-projections, batched products in the attention's dtype
     if cfg.mla:
         hh = cfg.heads // tp
         q = h * cfg.q_lora_rank + cfg.q_lora_rank * hh * d if cfg.q_lora_rank else h * hh * d
-        attn = (q + h * (cfg.kv_lora_rank + cfg.qk_rope_dim)
-                + cfg.kv_lora_rank * hh * (cfg.qk_nope_dim + cfg.v_head_dim) + hh * cfg.v_head_dim * h)
+        attn = q + h * (cfg.kv_lora_rank + cfg.qk_rope_dim) + hh * cfg.v_head_dim * h
+        absorbed = cfg.kv_lora_rank * hh * (cfg.qk_nope_dim + cfg.v_head_dim)
         kv = step.batch * (step.kv_len + step.new_tokens) * (cfg.kv_lora_rank + cfg.qk_rope_dim) * e
     else:
         hq, hk = cfg.heads // tp, max(1, cfg.kv_heads // tp)
@@ -428,20 +433,20 @@ def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None) -> dict
         kv = sum(2 * step.batch * hk * min(ctx, cfg.window_of(i) or ctx) * d * e for i in range(cfg.layers)) / cfg.layers
     dense = 3 * h * (cfg.inter // tp)
     # routed experts stored narrower (MXFP4): their bytes per weight as the MoE kernel counts them
-    expert_e = float(weight_bytes_per_k(cfg.expert_weights, cfg.expert_group, h)) if cfg.expert_weights else e
+    expert_e = float(weight_bytes_per_k(cfg.expert_weights, cfg.expert_group, h)) if cfg.expert_weights else lin
     weights = 0.0
     tokens = step.batch * step.new_tokens
     for i in range(cfg.layers):
-        w = attn * e
+        w = attn * lin + absorbed * e
         if cfg.is_moe_layer(i):
             local = cfg.experts // ep
             inter = cfg.moe_inter // (tp if ep == 1 else 1)
             per_rank_tokens = tokens * ep
             touched = float(touched_experts(per_rank_tokens, cfg.experts, cfg.topk)) / ep
             w += min(local, touched) * 3 * h * inter * expert_e + cfg.experts * h * e
-            w += 3 * h * cfg.moe_inter * cfg.shared_experts // (tp if ep == 1 else 1) * e
+            w += 3 * h * cfg.moe_inter * cfg.shared_experts // (tp if ep == 1 else 1) * lin
         else:
-            w += dense * e
+            w += dense * lin
         weights += w
     weights += h * (cfg.vocab // tp) * e  # LM head
     return {"weights": weights, "kv_cache": kv * cfg.layers, "total": weights + kv * cfg.layers}
