@@ -386,7 +386,7 @@ def test_fp8_block_checkpoint_runs_its_linear_layers_in_fp8(tmp_path):
     assert 0.5 < ratio < 0.56  # the linear layers halve; LM head, router and absorbed products stay bf16
     assert d["totals"][0]["total_us"] < b["totals"][0]["total_us"]  # half the weight bytes, the block rescale on top
     cfg = yaml.safe_load((ROOT / "perfmodel/frontend/configs/deepseek-v3.yaml").read_text())["config"]
-    for bad in ([128], "128x128", [128, 0]):
+    for bad in ([128], "128x128", [128, 0], [True, True]):
         p = tmp_path / "config.json"
         p.write_text(json.dumps({**cfg, "quantization_config": {"quant_method": "fp8", "weight_block_size": bad}}))
         r = CliRunner().invoke(cli, ["model", str(p)])

@@ -210,13 +210,13 @@ def _set_quantization(c: ModelConfig, cfg: dict, where: str) -> None:
         return
     if not isinstance(q, dict):
         raise InputError(f"expected a mapping with quant_method, got {q!r}"[:200], where=where, key="quantization_config")
-    method = str(q.get("quant_method", "")).lower() or "unnamed"
+    method = str(q.get("quant_method") or "").lower() or "unnamed"
     if method in EXPERT_QUANT and c.experts:
         c.expert_weights, c.expert_group = EXPERT_QUANT[method]
         c.quantization = f"{method}: routed experts stored as {c.expert_weights} ({c.expert_group} weights per scale), the rest in the model dtype"
     elif method == "fp8":
         block = q.get("weight_block_size")
-        if block is not None and (not isinstance(block, list) or len(block) != 2 or not all(isinstance(b, int) and b > 0 for b in block)):
+        if block is not None and (not isinstance(block, list) or len(block) != 2 or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
             raise InputError(f"expected two positive whole numbers, got {block!r}"[:200], where=where, key="weight_block_size")
         c.linear_dtype, c.linear_scaling = "fp8", "block" if block else "tensor"
         scales = f"{block[0]}x{block[1]} weight blocks, dynamic 1x{block[1]} activation groups" if block else "per-tensor scales"
