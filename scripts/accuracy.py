@@ -689,7 +689,7 @@ def report(res: dict) -> list[str]:
         "",
         f"- Points: {cov['points']}; covered by the model: {cov['covered']} ({cov['coverage']:.1%}), "
         f"of which {cov['approximate']} approximately (a `case_extra` key the model ignores: fused bias or "
-        "residual add, activation, output dtype, unnamed GPU variant, paged KV; see validation/README.md); "
+        "residual add, activation, output dtype, unnamed GPU variant, paged KV in large blocks, an attention sink; see validation/README.md); "
         "points not covered are listed at the end.",
         f"- As shipped, held-out: n={sh.get('n', 0)}, median {pct(sh.get('median'))}, p90 {pct(sh.get('p90'))}, bias {sh.get('bias', 0):.2f}.",
         f"- First principles, held-out: n={fp.get('n', 0)}, median {pct(fp.get('median'))}, p90 {pct(fp.get('p90'))}, bias {fp.get('bias', 0):.2f}.",
