@@ -15,7 +15,7 @@ from perfmodel.cli.main import cli
 from perfmodel.errors import InputError
 from perfmodel.traces.chrome import is_chrome_trace, read_chrome_trace
 from perfmodel.traces.names import family
-from perfmodel.traces.report import validate_trace
+from perfmodel.traces.report import render_trace_report, validate_trace
 
 DATA = Path(__file__).resolve().parent / "data" / "traces"
 PREFILL = DATA / "sglang_Qwen3-8B_prefilldecode.json.gz"
@@ -243,3 +243,27 @@ def test_validate_predicts_tensile_kernels_at_their_own_tile():
     skinny = next(r for r in rep.rows if "MT256x16x64" in r["kernel_name"])
     assert skinny["kernel_tile"] == "16x256x64"  # 594 workgroups = 1 x ceil(151936 / 256): no split
     assert not any("kernel_tile" in r for r in rep.rows if r["family"] != "gemm")
+
+
+def test_an_op_call_of_several_kernels_is_one_call_of_the_op(tmp_path):
+    """MIOpen's convolution launches layout transposes around its implicit GEMM: the op's one
+    prediction covers them all, so the kernels of one op call count as one call, their durations
+    summed, under the longest one's name (before 2026-11-27 each kernel was set against the whole
+    op's prediction, a transpose reported at 3.8x the model's 'efficiency')."""
+    conv = {"name": "aten::miopen_convolution", "ph": "X", "cat": "cpu_op", "ts": 0, "dur": 50,
+            "args": {"External id": 7, "Input Dims": [[64, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], [], [], []],
+                     "Input type": ["c10::BFloat16", "c10::BFloat16", "", "", "", "", "", "", ""],
+                     "Concrete Inputs": ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "", "", ""]}}
+    names = [("batched_transpose_32x32_half", 40.0), ("igemm_fwd_gtcx3_nhwc_bf16_bt128x64x32", 300.0), ("batched_transpose_16x32_half", 30.0)]
+    kernels = [{"name": n, "ph": "X", "cat": "kernel", "ts": 100 + 400 * i, "dur": d, "args": {"External id": 7, "stream": 1}}
+               for i, (n, d) in enumerate(names)]
+    trace = {"deviceProperties": [{"name": "AMD Instinct MI300X"}], "traceEvents": [conv, *kernels]}
+    p = tmp_path / "conv.json"
+    p.write_text(json.dumps(trace))
+    rep = validate_trace(p)
+    (row,) = rep.rows
+    assert row["calls"] == 1 and row["kernels"] == 3 and row["kernels_per_call"] == 3
+    assert row["measured_us"] == pytest.approx(370.0) and row["kernel_name"].startswith("igemm_fwd")
+    assert row["efficiency"] == pytest.approx(row["predicted_us"] / 370.0)
+    assert rep.summary()["kernels"] == 3 and rep.identified_us == pytest.approx(370.0)
+    assert "+2 more" in render_trace_report(rep)

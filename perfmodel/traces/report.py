@@ -82,7 +82,7 @@ class TraceReport:
 
     def summary(self) -> dict:
         return {
-            "trace": self.path, "arch": self.arch, "arch_from": self.arch_source, "kernels": sum(r["calls"] for r in self.rows),
+            "trace": self.path, "arch": self.arch, "arch_from": self.arch_source, "kernels": sum(r["kernels"] for r in self.rows),
             "gpu_time_us": self.gpu_time_us, "identified_share": self.identified_share, "named_share": self.named_share,
             "not_identified": {k: v / self.gpu_time_us for k, v in sorted(self.reasons.items(), key=lambda x: -x[1])} if self.gpu_time_us else {},
         }
@@ -152,28 +152,50 @@ class _Grouped:
 
 
 def _group_kernels(tr, man, dtype: str) -> _Grouped:
-    """One pass over the kernels: each one's case (or why none), summed into its group."""
+    """Each kernel's case (or why none), summed into its group.
+
+    An op call that launches several kernels (MIOpen's convolution: layout transposes around
+    its implicit GEMM; a batch norm's statistics and transform kernels) is one prediction of the
+    whole op, so its kernels count as one call of the group of its longest kernel, with their
+    durations summed (as validation/extract_traces.py measures an op): comparing each kernel
+    with the whole op's prediction would time a transpose against the convolution."""
     out = _Grouped()
+    found = []
+    call_kernels: dict[int, list[int]] = {}  # op call (External id) with a case -> its kernels
     for ki, k in enumerate(tr.kernels):
-        fam, detail = family(k.name)
         case, why, op = _kernel_case(tr, k, dtype)
         if case is None and man is not None:
             mc = _manifest_case(man, k, ki)
             if mc is not None:
                 case, why = mc, None
+        found.append((case, why, op))
+        if case is not None and k.ext_id is not None and op is not None:
+            call_kernels.setdefault(k.ext_id, []).append(ki)
+    for ki, k in enumerate(tr.kernels):
+        case, why, op = found[ki]
+        dur, n = k.dur_us, 1
+        members = call_kernels.get(k.ext_id) if case is not None and k.ext_id is not None and op is not None else None
+        if members and len(members) > 1:
+            main = max(members, key=lambda i: tr.kernels[i].dur_us)
+            if ki != main:
+                continue  # counted with the call's longest kernel
+            dur, n = sum(tr.kernels[i].dur_us for i in members), len(members)
+        fam, detail = family(k.name)
         if fam is not None or case is not None:
-            out.named_us += k.dur_us
+            out.named_us += dur
         reason = None
         if case is None:
             reason = _reason_label(why or f"op {op}: no case")
-            out.reasons[reason] = out.reasons.get(reason, 0.0) + k.dur_us
+            out.reasons[reason] = out.reasons.get(reason, 0.0) + dur
         key_case = _case_key(case) if case else None
         g = out.groups.setdefault((k.name, key_case, op), {
             "kernel_name": _short(k.name), "family": fam or "-", "op": op or "-", "case": case, "calls": 0,
             "measured_total_us": 0.0, "detail": detail, "reason": None if case else out.reasons and reason,
-            "pinned": _at_kernel_tile(k, case)})
+            "pinned": _at_kernel_tile(k, case), "kernels_per_call": 1, "kernels": 0})
         g["calls"] += 1
-        g["measured_total_us"] += k.dur_us
+        g["kernels"] += n
+        g["measured_total_us"] += dur
+        g["kernels_per_call"] = max(g["kernels_per_call"], n)
         for c in (case, g["pinned"]):
             key = _case_key(c) if c else None
             if c is not None and key not in out.case_index:
@@ -242,7 +264,7 @@ def _report_row(g: dict, p: dict | None, total: float) -> dict:
     """One report row: the group's measurement and, when identified, its prediction ``p``."""
     row = {"kernel_name": g["kernel_name"], "family": g["family"], "op": g["op"], "calls": g["calls"],
            "measured_total_us": g["measured_total_us"], "share": g["measured_total_us"] / total if total else 0.0,
-           "measured_us": g["measured_total_us"] / g["calls"]}
+           "measured_us": g["measured_total_us"] / g["calls"], "kernels": g["kernels"], "kernels_per_call": g["kernels_per_call"]}
     if p is not None:
         row.update({"kernel": p["kernel"], "dtype": p["dtype"], "shape": p["shape"], "predicted_us": p["time_us"],
                     "efficiency": p["time_us"] / row["measured_us"] if row["measured_us"] > 0 else None,
@@ -285,6 +307,8 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
     rows = []
     for r in rep.rows[: top or None]:
         t = {c: r.get(c) for c in cols}
+        if r.get("kernels_per_call", 1) > 1:  # an op call of several kernels, timed as one (`_group_kernels`)
+            t["kernel_name"] = f"{t['kernel_name']} +{r['kernels_per_call'] - 1} more"
         if isinstance(t.get("shape"), dict):
             t["shape"] = shape_text(t["shape"], r.get("kernel"))
         rows.append(t)
@@ -296,7 +320,7 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
     fam: dict[str, dict] = {}
     for r in rep.rows:
         f = fam.setdefault(r["family"], {"family": r["family"], "kernels": 0, "share": 0.0, "predicted_share": 0.0})
-        f["kernels"] += r["calls"]
+        f["kernels"] += r["kernels"]
         f["share"] += r["share"]
         if r.get("predicted_us") is not None:
             f["predicted_share"] += r["share"]
