@@ -338,3 +338,15 @@ def test_vllm_skinny_gemms_take_the_weight_first():
     for op in ("_rocm_C::wvSplitK", "_rocm_C::LLMM1"):
         case, why = to_case(OpRecord(op=op, inputs=[w, x], dtypes=["c10::BFloat16"] * 2, scalars=[None, None, 304]))
         assert why is None and (case["m"], case["n"], case["k"]) == (2, 4096, 7168), op
+
+
+def test_in_place_pointwise_ops_map_like_their_out_of_place_form():
+    """An in-place pointwise op (clamp_min_: torchvision's in-place ReLU, 2 % of the MI300X
+    ResNet-18 training trace's GPU time) reads and writes self like its out-of-place form; before
+    2026-11-27 only the in-place spellings listed in the table had a model."""
+    x = (512, 64, 56, 56)
+    case, why = to_case(OpRecord(op="aten::clamp_min_", inputs=[x], dtypes=["c10::BFloat16"], scalars=[None, 0]))
+    ref, _ = to_case(OpRecord(op="aten::clamp_min", inputs=[x], dtypes=["c10::BFloat16"], scalars=[None, 0]))
+    assert why is None and case == ref and case["n"] == 512 * 64 * 56 * 56 and case["reads"] == 1
+    case, why = to_case(OpRecord(op="aten::not_a_pointwise_op_", inputs=[x], dtypes=["c10::BFloat16"]))
+    assert case is None and "no kernel model" in why

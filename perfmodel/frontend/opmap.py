@@ -157,6 +157,8 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
         return _triton(rec, name, ts)
     if name in POINTWISE:
         return _elementwise(rec, dtype, POINTWISE[name])
+    if name.endswith("_") and name.rstrip("_") in POINTWISE:  # in place (clamp_min_: an in-place ReLU): self read and written
+        return _elementwise(rec, dtype, POINTWISE[name.rstrip("_")])
     act = _activation(rec, name)
     if act is not None:
         valu, sfu = activations.cost(act)
