@@ -559,3 +559,39 @@ def test_row_kernels_pay_a_memory_round_trip_after_each_statistic(mi300x):
         assert float(np.asarray(w.launch.serial_latencies)) * mem == pytest.approx(secs)
         assert float(estimate(w, mi300x).terms["fill"][0]) == pytest.approx(secs)
     assert l2 < mem  # so layernorm's chain is shorter than two device-memory trips
+
+
+# --- batchnorm ---------------------------------------------------------------------------
+
+
+def test_batchnorm_passes(mi300x):
+    """Training: a device-filling reduction over the pass's arrays, then an elementwise pass, as
+    two kernels (`Work.serial`); the input is read once per pass. n = 2^30 bf16: the reduction's
+    grid caps at the 2432 resident workgroups (test_reduction), each writing one fp32 partial."""
+    n, g = 2**30, 2432
+    fwd = run("batchnorm", mi300x, "bf16", n=n, channels=64)
+    assert val(fwd.bytes_read, "hbm") == 2 * n + g * 4 and val(fwd.flops, "valu:fp32") == 3 * n + g
+    (transform,) = fwd.serial
+    assert val(transform.bytes_read, "hbm") == 2 * n and val(transform.bytes_write, "hbm") == 2 * n
+    assert sum(val(transform.flops, k) for k in transform.flops) == 2 * n
+    bwd = run("batchnorm", mi300x, "bf16", n=n, channels=64, phase="bwd")
+    assert val(bwd.bytes_read, "hbm") == 4 * n + g * 4 and val(bwd.flops, "valu:fp32") == 4 * n + g
+    (elemt,) = bwd.serial
+    assert val(elemt.bytes_read, "hbm") == 4 * n and val(elemt.bytes_write, "hbm") == 2 * n
+    assert sum(val(elemt.flops, k) for k in elemt.flops) == 6 * n
+    infer = run("batchnorm", mi300x, "bf16", n=n, channels=64, training=False)
+    assert not infer.serial and val(infer.bytes_read, "hbm") == 2 * n and val(infer.bytes_write, "hbm") == 2 * n
+
+
+def test_batchnorm_predictions_order_by_passes():
+    """Backward (two reads, then two reads and a write) > forward training (one read, then a
+    read and a write) > inference (a read and a write), all bound by device memory when large."""
+    import perfmodel
+
+    times = {}
+    for phase, training in (("bwd", True), ("fwd", True), ("fwd", False)):
+        r = perfmodel.predict("batchnorm", "mi300x", dtype="bf16", n=2**28, channels=256, phase=phase, training=training).rows[0]
+        assert r["bound"] == "memory:hbm"
+        times[(phase, training)] = r["time_us"]
+    assert times[("bwd", True)] > times[("fwd", True)] > times[("fwd", False)]
+    assert times[("fwd", True)] == pytest.approx(1.5 * times[("fwd", False)], rel=0.15)  # 3 vs 2 streams

@@ -102,6 +102,16 @@ def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
     ts = tensor_dims(dims, types)
     if not ts:
         return None
+    if name in ("aten::native_batch_norm", "aten::native_batch_norm_backward"):
+        # (input, weight, bias, running_mean, running_var, training, ...) / (grad_out, input, ...,
+        # save_invstd, train, ...): the input's dtype (the statistics and parameters are fp32)
+        bwd = name.endswith("backward")
+        x, flag = (dims[1], conc[7] if len(conc) > 7 else "") if bwd else (dims[0], conc[5] if len(conc) > 5 else "")
+        if len(x) < 2 or flag not in ("True", "False"):
+            return None
+        case = {"kernel": "batchnorm", "dtype": ts[0][1], "n": prod(x), "channels": x[1], "training": flag == "True",
+                "phase": "bwd" if bwd else "fwd"}
+        return case, {}, f"torch {name.split('::')[1]} (PyTorch's native batch-norm kernels)"
     dtypes = {t for _, t in ts}
     if len(dtypes) != 1:
         return None  # mixed input dtypes (casts): no single-dtype family

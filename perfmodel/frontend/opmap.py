@@ -548,6 +548,34 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     return f"{rec.op}: no kernel model ({rec.shapes_text()})"
 
 
+# BatchNorm ops: (position of the input, position of the training flag or a fixed value).
+# native_functions.yaml: native_batch_norm / _native_batch_norm_legit / miopen_batch_norm /
+# cudnn_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+# _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum,
+# eps); native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+# save_invstd, train, eps, output_mask); miopen/cudnn_batch_norm_backward(input, grad_output, ...),
+# training only.
+BATCH_NORM = {
+    "native_batch_norm": (0, 5, "fwd"), "_native_batch_norm_legit": (0, 5, "fwd"), "miopen_batch_norm": (0, 5, "fwd"),
+    "cudnn_batch_norm": (0, 5, "fwd"), "_native_batch_norm_legit_no_training": (0, False, "fwd"),
+    "native_batch_norm_backward": (1, 7, "bwd"), "miopen_batch_norm_backward": (0, True, "bwd"),
+    "cudnn_batch_norm_backward": (0, True, "bwd"),
+}
+
+
+def _batch_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
+    """A BatchNorm op over its input's channels (dimension 1, N C ... logical order whatever the
+    memory format); the training flag from its position (a bool), else its op's fixed value."""
+    at, train, phase = BATCH_NORM[name]
+    x = ts[at]
+    if len(x) < 2:
+        return f"{rec.op}: expected an N x C x ... input ({rec.shapes_text()})"
+    if isinstance(train, int) and not isinstance(train, bool):
+        flag = rec.kwargs.get("training", rec.kwargs.get("train", _scalar(rec, train)))
+        train = flag if isinstance(flag, bool) else True  # the no-stats overload of _legit: training
+    return {"kernel": "batchnorm", "n": numel(x), "channels": x[1], "training": train, "phase": phase}
+
+
 def is_view(rec: OpRecord) -> bool:
     return rec.name in VIEW_OPS
 
@@ -562,6 +590,7 @@ def _rule_table() -> dict:
         (("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"), _softmax),
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
         (("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"), _conv),
+        (tuple(BATCH_NORM), _batch_norm),
     ]
     table: dict = {}
     for names, fn in groups:
