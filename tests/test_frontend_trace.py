@@ -373,3 +373,23 @@ def test_batch_norm_ops_become_batchnorm_cases():
     assert (case["phase"], case["training"]) == ("bwd", True)
     case, why = to_case(OpRecord(op="aten::native_batch_norm", inputs=[(64,)], dtypes=["float"], scalars=fwd))
     assert case is None and "N x C" in why
+
+
+def test_convolution_backward_is_a_backward_conv2d_case():
+    """aten::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+    dilation, transposed, output_padding, groups, output_mask): the forward's shape with
+    phase=bwd; output_mask[0] false (a first layer: no input gradient), also as a chrome trace
+    records it, a string."""
+    dy, x, w = (512, 64, 112, 112), (512, 3, 224, 224), (64, 3, 7, 7)
+    bf = ["c10::BFloat16"] * 3
+    scalars = [None] * 3 + [[0], [2, 2], [3, 3], [1, 1], False, [0, 0], 1, "[False, True, False]"]
+    case, why = to_case(OpRecord(op="aten::convolution_backward", inputs=[dy, x, w], dtypes=bf, scalars=scalars))
+    assert why is None
+    assert {k: case[k] for k in ("n", "c", "h", "k", "r", "stride", "pad", "phase", "input_grad")} == \
+        {"n": 512, "c": 3, "h": 224, "k": 64, "r": 7, "stride": 2, "pad": 3, "phase": "bwd", "input_grad": False}
+    scalars[-1] = [True, True, False]
+    case, _ = to_case(OpRecord(op="aten::convolution_backward", inputs=[dy, x, w], dtypes=bf, scalars=scalars))
+    assert case["input_grad"] is True
+    scalars[7] = True
+    case, why = to_case(OpRecord(op="aten::convolution_backward", inputs=[dy, x, w], dtypes=bf, scalars=scalars))
+    assert case is None and "transposed" in why

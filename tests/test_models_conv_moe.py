@@ -351,3 +351,29 @@ def test_conv_more_images_are_never_faster():
     n = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
     t = np.asarray(perfmodel.sweep("conv2d", "mi300x", "bf16", n=n, c=256.0, h=14.0, w=14.0, k=256.0, r=1.0, s=1.0).time_s)
     assert np.all(np.diff(t) >= -1e-12 * t[:-1])
+
+
+def test_conv_backward_is_dgrad_then_wgrad():
+    """phase=bwd: dgrad (M = n h w, N = c, K = k r s / stride^2) then wgrad (M = c r s, N = k,
+    K = n P Q), each with the forward's FLOPs; input_grad=false (a first layer) is wgrad alone.
+    NHWC: the two GEMM kernels and nothing else where K is not split."""
+    shape = dict(n=32, c=64, h=56, w=56, k=128, r=3, s=3, stride=2, pad=1)
+    fwd = float(run("conv2d", text={"layout": "nhwc"}, **shape).flops["mfma:bf16"][0])
+    bwd = run("conv2d", text={"layout": "nhwc", "phase": "bwd"}, **shape)
+    kernels = [bwd, *bwd.serial]
+    gemms = [k for k in kernels if "mfma:bf16" in k.flops]
+    assert len(gemms) == 2 and all(float(g.flops["mfma:bf16"][0]) == pytest.approx(fwd) for g in gemms)
+    only = run("conv2d", text={"layout": "nhwc", "phase": "bwd", "input_grad": False}, **shape)
+    assert [float(g.flops["mfma:bf16"][0]) for g in [only, *only.serial] if "mfma:bf16" in g.flops] == [pytest.approx(fwd)]
+    nchw = run("conv2d", text={"phase": "bwd"}, **shape)
+    transposes = [k for k in nchw.serial if "mfma:bf16" not in k.flops and float(np.asarray(k.launch.kernels).reshape(-1)[0]) > 0]
+    assert len(transposes) >= 5  # dy, x, dx, the filters and their gradient (3x3) and any split-K helpers
+
+
+def test_conv_backward_predicts_slower_than_forward():
+    import perfmodel
+
+    for arch in ("mi300x", "h100"):
+        f, b = (perfmodel.predict("conv2d", arch, dtype="bf16", n=64, c=128, h=28, w=28, k=128, r=3, s=3, pad=1, phase=ph).rows[0]["time_us"]
+                for ph in ("fwd", "bwd"))
+        assert 1.5 * f < b < 3.0 * f, arch

@@ -102,6 +102,22 @@ def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
     ts = tensor_dims(dims, types)
     if not ts:
         return None
+    if name == "aten::convolution_backward":
+        # (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+        # output_padding, groups, output_mask); mixed dtypes are fine (bias_sizes is an int list)
+        x, wt = dims[1], dims[2]
+        try:
+            stride, pad, dil = (json.loads(conc[i]) for i in (4, 5, 6))
+            transposed, groups, mask = conc[7], json.loads(conc[9]), conc[10]
+        except (IndexError, ValueError):
+            return None
+        if (len(x) != 4 or len(wt) != 4 or groups != 1 or dil != [1, 1] or transposed != "False"
+                or len(set(pad)) != 1 or len(set(stride)) != 1):
+            return None
+        case = {"kernel": "conv2d", "dtype": ts[1][1], "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": wt[0], "r": wt[2],
+                "s": wt[3], "stride": stride[0], "pad": pad[0], "phase": "bwd",
+                "input_grad": not mask.replace(" ", "").startswith("[False")}
+        return case, {}, "torch convolution_backward (MIOpen/cuDNN dgrad and wgrad)"
     if name in ("aten::native_batch_norm", "aten::native_batch_norm_backward"):
         # (input, weight, bias, running_mean, running_var, training, ...) / (grad_out, input, ...,
         # save_invstd, train, ...): the input's dtype (the statistics and parameters are fp32)

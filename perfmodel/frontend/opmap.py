@@ -274,6 +274,36 @@ def _conv(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
     return case
 
 
+def _conv_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
+    """aten::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+    dilation, transposed, output_padding, groups, output_mask): the forward's case with
+    ``phase=bwd``, ``input_grad`` from output_mask[0] (false for a first layer)."""
+    x, w = ts[1], ts[2]  # ts[0] is grad_output
+    if len(x) != 4 or len(w) != 4:
+        return f"{rec.op}: only 2-D convolutions have a model ({rec.shapes_text()})"
+    if _scalar(rec, 7) is True:
+        return f"{rec.op}: transposed convolution, no model ({rec.shapes_text()})"
+    dilation = _scalar(rec, 6, [1, 1])
+    if any(int(v) != 1 for v in (dilation if isinstance(dilation, (list, tuple)) else [dilation or 1])):
+        return f"{rec.op}: dilated convolution (dilation {dilation}), no model ({rec.shapes_text()})"
+    groups = _scalar(rec, 9, 1)
+    if isinstance(groups, int) and groups > 1 or w[1] != x[1]:
+        return f"{rec.op}: grouped/depthwise convolution, no model"
+    stride, pad = _scalar(rec, 4, [1, 1]), _scalar(rec, 5, [0, 0])
+    s = int(stride[0]) if isinstance(stride, (list, tuple)) and stride else int(stride or 1)
+    p = int(pad[0]) if isinstance(pad, (list, tuple)) and pad else int(pad or 0)
+    mask = _scalar(rec, 10, [True, True, False])
+    if isinstance(mask, str):  # a chrome trace's Concrete Inputs: '[False, True, False]'
+        mask = [t.strip() == "True" for t in mask.strip("[]").split(",")]
+    case = {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
+            "stride": max(s, 1), "pad": max(p, 0), "phase": "bwd",
+            "input_grad": bool(mask[0]) if isinstance(mask, (list, tuple)) and mask else True}
+    xs = rec.strides[1] if len(rec.strides) > 1 else None
+    if xs is not None and len(xs) == 4:
+        case["layout"] = "nhwc" if channels_last(x, xs) else "nchw"
+    return case
+
+
 def channels_last(shape, strides) -> bool:
     """Whether a 4-D tensor's strides are PyTorch's channels_last memory format (NHWC in memory:
     strides (H W C, 1, W C, C)); size-1 dimensions may carry any stride."""
@@ -590,7 +620,7 @@ def _rule_table() -> dict:
         (("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"), _softmax),
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
         (("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"), _conv),
-        (tuple(BATCH_NORM), _batch_norm),
+        (tuple(BATCH_NORM), _batch_norm), (("convolution_backward",), _conv_backward),
     ]
     table: dict = {}
     for names, fn in groups:

@@ -65,6 +65,8 @@ def output_size(h, w, r, s, stride, pad):
         Param("stride", default=1),
         Param("pad", default=0, minimum=0),
         Param("layout", str, "nchw", choices=("nchw", "nhwc"), help="activation layout: nchw (PyTorch's default) adds the library's NCHW<->NHWC transposes, 3 kernels (4 on AMD where K is not split)"),
+        Param("phase", str, "fwd", choices=("fwd", "bwd"), help="bwd: the input's gradient (dgrad) and the filters' (wgrad), two implicit GEMMs one after another"),
+        Param("input_grad", bool, True, help="bwd: the input's gradient too (false for a network's first layer: wgrad alone)"),
     ],
     doc="2-D convolution as implicit GEMM (M = n*P*Q, N = k, K = c*r*s) on the GEMM tile model",
     default_dtype="bf16",
@@ -85,6 +87,8 @@ def _conv2d(p: dict, arch, dtype: str) -> Work:
         raise InputError(
             "expected a filter no larger than the padded input (r <= h + 2 pad, s <= w + 2 pad)", key="r"
         )
+    if p.get("phase", "fwd") == "bwd":
+        return _conv2d_backward(p, arch, dtype, (n, c, h, w, k, r, s), stride, pp, qq)
     m = n * pp * qq
     kk = c * r * s
     elem = dtypes.size(dtype)
@@ -105,6 +109,44 @@ def _conv2d(p: dict, arch, dtype: str) -> Work:
     if arch.vendor == "AMD":
         work.serial.extend(_atomic_split_k_kernels(arch, dtype, n * k * pp * qq, launch))
     work.launch = launch
+    return work
+
+
+def _conv2d_backward(p: dict, arch, dtype: str, dims, stride, pp, qq) -> Work:
+    """The two implicit GEMMs of a convolution's backward pass, one after another (MIOpen's
+    ``igemm_bwd_*`` then ``igemm_wrw_*`` in the TraceLens MI300X ResNet-18 training trace):
+
+    - dgrad: dx [n h w, c] = im2col(dy) [n h w, k r s / stride^2] x filters [k r s / stride^2, c]
+      (each input pixel gathers the output pixels whose windows cover it: r s / stride^2 of them
+      on average), A's distinct bytes the output gradient's;
+    - wgrad: dW^T [c r s, k] = im2col(x)^T [c r s, n P Q] x dy [n P Q, k], A's distinct bytes
+      the input's.
+    Each has the forward's 2 n P Q k c r s FLOPs. ``input_grad=false`` (a first layer) runs
+    wgrad alone. NCHW adds the transposes of dy and x into NHWC, of dx back, and of the filters
+    and their gradient where larger than 1x1; on AMD, split-K GEMMs their zero-fill and cast
+    kernels, as forward."""
+    n, c, h, w, k, r, s = dims
+    elem = dtypes.size(dtype)
+    dgrad_on = bool(p.get("input_grad", True))
+    wgrad, wl = gemm_tiling.gemm_work(arch, dtype, c * r * s, k, n * pp * qq, 1.0, a_unique=n * c * h * w * elem)
+    wgrad.launch = wl
+    kernels = [wgrad]
+    if dgrad_on:
+        dgrad, dl = gemm_tiling.gemm_work(arch, dtype, n * h * w, c, k * r * s / stride**2, 1.0, a_unique=n * k * pp * qq * elem)
+        dgrad.launch = dl
+        kernels.insert(0, dgrad)
+    work, rest = kernels[0], kernels[1:]
+    if p.get("layout", "nchw") == "nchw":
+        pointwise = (np.asarray(r) == 1) & (np.asarray(s) == 1)
+        for rows, cols, where in ((n * k, pp * qq, True), (n * c, h * w, True), (n * c, h * w, dgrad_on),
+                                  (k, c * r * s, ~pointwise & dgrad_on), (k, c * r * s, ~pointwise)):
+            rest.append(_transpose_where(arch, dtype, rows, cols, where))
+        work.notes.append("conv2d bwd: NCHW layout: dy and x transposed to NHWC, dx back, the filters and their gradient where larger than 1x1")
+    if arch.vendor == "AMD":
+        for kern, outputs in zip(kernels, ([n * c * h * w] if dgrad_on else []) + [k * c * r * s], strict=True):
+            rest.extend(_atomic_split_k_kernels(arch, dtype, outputs, kern.launch))
+    work.serial.extend(rest)
+    work.notes.append(f"conv2d bwd: {'dgrad then wgrad' if dgrad_on else 'wgrad alone (no input gradient)'}, implicit GEMMs on their own grids, one after another")
     return work
 
 
