@@ -393,3 +393,20 @@ def test_convolution_backward_is_a_backward_conv2d_case():
     scalars[7] = True
     case, why = to_case(OpRecord(op="aten::convolution_backward", inputs=[dy, x, w], dtypes=bf, scalars=scalars))
     assert case is None and "transposed" in why
+
+
+def test_max_pool_ops_are_streams():
+    """max_pool2d_with_indices (3x3, stride 2, pad 1 on 112 x 112: 56 x 56 out) reads the input
+    once and writes the output and its int64 indices; its backward reads the output gradient and
+    the indices and writes the input's gradient."""
+    x, bf = (512, 64, 112, 112), ["c10::BFloat16"]
+    case, why = to_case(OpRecord(op="aten::max_pool2d_with_indices", inputs=[x], dtypes=bf,
+                                 scalars=[None, [3, 3], [2, 2], [1, 1], [1, 1], False]))
+    n_out = 512 * 64 * 56 * 56
+    assert why is None and case == {"kernel": "elementwise", "n": n_out, "reads": 4.0, "writes": 5.0, "flops_per_element": 9,
+                                    "dtype": "bf16"}
+    y = (512, 64, 56, 56)
+    case, why = to_case(OpRecord(op="aten::max_pool2d_with_indices_backward", inputs=[y, x, None, None, None, None, None, y],
+                                 dtypes=bf * 2 + [None] * 5 + ["long int"],
+                                 scalars=[None, None, [3, 3], [2, 2], [1, 1], [1, 1], False, None]))
+    assert why is None and case["n"] == 512 * 64 * 112 * 112 and case["reads"] == pytest.approx(0.25 * 5) and case["writes"] == 1

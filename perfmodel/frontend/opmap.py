@@ -304,6 +304,41 @@ def _conv_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dic
     return case
 
 
+def _pair(v, default: int) -> tuple[int, int]:
+    """An int[2] argument (a list, one int for both, or empty for the default)."""
+    if isinstance(v, (list, tuple)):
+        return (int(v[0]), int(v[-1])) if v else (default, default)
+    return (int(v), int(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else (default, default)
+
+
+def _max_pool(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
+    """max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) as a
+    stream: read the input once, write the output and its int64 indices, a compare per window
+    element; the backward (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+    indices) reads the output gradient and the indices and writes the input's gradient."""
+    bwd = name.endswith("_backward")
+    x = ts[1] if bwd else ts[0]
+    if len(x) != 4:
+        return f"{rec.op}: only 2-D pooling has a model ({rec.shapes_text()})"
+    at = 2 if bwd else 1
+    kh, kw = _pair(_scalar(rec, at), 1)
+    sh, sw = _pair(_scalar(rec, at + 1), 0)
+    sh, sw = sh or kh, sw or kw  # an empty stride is the kernel size
+    ph, pw = _pair(_scalar(rec, at + 2), 0)
+    dh, dw = _pair(_scalar(rec, at + 3), 1)
+    ceil = _scalar(rec, at + 4) is True
+    rnd = math.ceil if ceil else math.floor
+    out_h = rnd((x[2] + 2 * ph - dh * (kh - 1) - 1) / sh) + 1
+    out_w = rnd((x[3] + 2 * pw - dw * (kw - 1) - 1) / sw) + 1
+    n_in, n_out = numel(x), x[0] * x[1] * max(out_h, 1) * max(out_w, 1)
+    elem = bytes_of(None, dtype)
+    if bwd:
+        return {"kernel": "elementwise", "n": int(n_in), "reads": round(n_out * (elem + 8) / (n_in * elem), 4), "writes": 1,
+                "flops_per_element": 1}
+    return {"kernel": "elementwise", "n": int(n_out), "reads": round(n_in / n_out, 4), "writes": round(1 + 8 / elem, 4),
+            "flops_per_element": kh * kw}
+
+
 def channels_last(shape, strides) -> bool:
     """Whether a 4-D tensor's strides are PyTorch's channels_last memory format (NHWC in memory:
     strides (H W C, 1, W C, C)); size-1 dimensions may carry any stride."""
@@ -621,6 +656,7 @@ def _rule_table() -> dict:
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
         (("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"), _conv),
         (tuple(BATCH_NORM), _batch_norm), (("convolution_backward",), _conv_backward),
+        (("max_pool2d_with_indices", "max_pool2d_with_indices_backward"), _max_pool),
     ]
     table: dict = {}
     for names, fn in groups:
