@@ -267,3 +267,22 @@ def test_an_op_call_of_several_kernels_is_one_call_of_the_op(tmp_path):
     assert row["efficiency"] == pytest.approx(row["predicted_us"] / 370.0)
     assert rep.summary()["kernels"] == 3 and rep.identified_us == pytest.approx(370.0)
     assert "+2 more" in render_trace_report(rep)
+
+
+def test_a_trace_with_a_long_header_is_still_a_chrome_trace(tmp_path):
+    """TraceLens's recorded traces open with a metadata object of about 10 kB before
+    ``traceEvents``; format detection read only the first 4 kB, so `perfmodel validate` took
+    them for rocprof CSV and failed (until 2026-11-27)."""
+    trace = {"metadata": {"notes": "x" * 20000, "profiler": {"record_shapes": True}},
+             "deviceProperties": [{"name": "AMD Instinct MI300X"}],
+             "traceEvents": [{"name": "k", "ph": "X", "cat": "kernel", "ts": 0, "dur": 5.0, "args": {}}]}
+    p = tmp_path / "long_head.json.gz"
+    with gzip.open(p, "wt") as f:
+        json.dump(trace, f)
+    assert is_chrome_trace(p)
+    r = CliRunner().invoke(cli, ["validate", str(p)])
+    assert r.exit_code == 0, r.output
+    assert "1 kernels" in r.output
+    q = tmp_path / "plain.json"
+    q.write_text(json.dumps({"metadata": {"notes": "y" * 20000}}))
+    assert not is_chrome_trace(q)

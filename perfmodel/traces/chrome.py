@@ -72,17 +72,36 @@ class ChromeTrace:
         return sum(k.dur_us for k in self.kernels)
 
 
+# How far into a JSON file `is_chrome_trace` looks for its keys: TraceLens's traces put a
+# metadata object of about 10 kB before ``traceEvents``; the scan stops at the first match.
+DETECT_BYTES = 16 * 2**20
+_DETECT_KEYS = ('"traceEvents"', '"rocprofiler-sdk-tool"')
+
+
 def is_chrome_trace(path: str | Path) -> bool:
-    """True for a (gzipped) JSON file whose top-level object holds ``traceEvents``."""
+    """True for a (gzipped) JSON file whose top-level object holds ``traceEvents`` (or a
+    rocprofv3 JSON result), found within its first `DETECT_BYTES`."""
     p = Path(path)
     if not p.is_file():
         return False
     try:
         with open_by_content(p, text=True) as f:
             head = f.read(4096)
+            if not head.lstrip().startswith(("{", "[")):
+                return False
+            seen, tail = len(head), ""
+            while head:
+                text = tail + head
+                if any(k in text for k in _DETECT_KEYS):
+                    return True
+                if seen >= DETECT_BYTES:
+                    return False
+                tail = text[-32:]  # a key split across two reads
+                head = f.read(2**16)
+                seen += len(head)
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error):
         return False
-    return '"traceEvents"' in head or '"rocprofiler-sdk-tool"' in head
+    return False
 
 
 def _concrete(v: str):
