@@ -282,9 +282,10 @@ _BY_FORMAT = {
 
 
 def _is_chrome(path: Path) -> bool:
-    """A JSON object whose opening (64 KiB) names ``traceEvents``; not a rocprofv3 result."""
-    head = rocprof_json.head(path, 1 << 16)
-    return head.lstrip()[:1] == b"{" and b'"traceEvents"' in head and not rocprof_json.is_rocprof_json(path)
+    """A chrome trace (`traces.chrome.is_chrome_trace`) that is not a rocprofv3 result."""
+    from perfmodel.traces.chrome import is_chrome_trace
+
+    return is_chrome_trace(path) and not rocprof_json.is_rocprof_json(path)
 
 
 def _chrome(path: Path) -> Fingerprint:
