@@ -410,3 +410,19 @@ def test_max_pool_ops_are_streams():
                                  dtypes=bf * 2 + [None] * 5 + ["long int"],
                                  scalars=[None, None, [3, 3], [2, 2], [1, 1], [1, 1], False, None]))
     assert why is None and case["n"] == 512 * 64 * 112 * 112 and case["reads"] == pytest.approx(0.25 * 5) and case["writes"] == 1
+
+
+def test_row_kernel_backward_ops_become_phase_bwd_cases():
+    """Transformer training traces: _softmax_backward_data (axis at position 2 of the output),
+    native_layer_norm_backward and _fused_rms_norm_backward (normalised shape at position 2)."""
+    y, bf = (8, 16, 1024, 1024), ["c10::BFloat16"] * 2
+    case, why = to_case(OpRecord(op="aten::_softmax_backward_data", inputs=[y, y], dtypes=bf, scalars=[None, None, -1, None]))
+    assert why is None and case == {"kernel": "softmax", "rows": 8 * 16 * 1024, "cols": 1024, "phase": "bwd", "dtype": "bf16"}
+    x = (4, 2048, 4096)
+    ln = [None, None, [4096], None, None, None, None, [True, True, True]]
+    case, _ = to_case(OpRecord(op="aten::native_layer_norm_backward", inputs=[x, x, None, (4, 2048, 1), (4, 2048, 1), (4096,), (4096,)],
+                               dtypes=bf + ["float"] * 4, scalars=ln))
+    assert (case["kernel"], case["rows"], case["cols"], case["phase"]) == ("layernorm", 8192, 4096, "bwd")
+    case, _ = to_case(OpRecord(op="aten::_fused_rms_norm_backward", inputs=[x, x, None, (4, 2048, 1), (4096,)],
+                               dtypes=bf + ["float"] * 2, scalars=[None, None, [4096], None, None, [True, True]]))
+    assert (case["kernel"], case["rows"], case["phase"]) == ("rmsnorm", 8192, "bwd")

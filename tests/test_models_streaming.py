@@ -441,7 +441,7 @@ def test_params_registered():
     assert list(get_model("reduction").params) == ["n"]
     assert list(get_model("transpose").params) == ["rows", "cols"]
     for k in ("softmax", "layernorm", "rmsnorm"):
-        assert list(get_model(k).params) == ["rows", "cols", "reads", "writes"]
+        assert list(get_model(k).params) == ["rows", "cols", "reads", "writes", "phase"]
     assert list(get_model("stencil").params) == ["nx", "ny", "nz", "points", "radius", "axis"]
     assert get_model("stencil").params["points"].default == 0  # from the radius (1) and the axes
 
@@ -595,3 +595,18 @@ def test_batchnorm_predictions_order_by_passes():
         times[(phase, training)] = r["time_us"]
     assert times[("bwd", True)] > times[("fwd", True)] > times[("fwd", False)]
     assert times[("fwd", True)] == pytest.approx(1.5 * times[("fwd", False)], rel=0.15)  # 3 vs 2 streams
+
+
+@pytest.mark.parametrize("kernel,flops", [("softmax", 4), ("layernorm", 13), ("rmsnorm", 9)])
+def test_row_kernel_backward_reads_the_gradient_too(mi300x, kernel, flops):
+    """phase=bwd: the output gradient and the input (softmax: the output) read, the input's
+    gradient written; no transcendental (the forward's statistics are saved); the VALU FLOPs of
+    the formulas in `models.softmax` / `models.norms`."""
+    rows, cols = 2**16, 2**12  # 512 MiB per bf16 tensor: beyond the MALL, one pass (a row fits)
+    fwd = run(kernel, mi300x, "bf16", rows=rows, cols=cols)
+    bwd = run(kernel, mi300x, "bf16", rows=rows, cols=cols, phase="bwd")
+    x, gamma = rows * cols * 2, (0 if kernel == "softmax" else cols * 2)  # gamma read once beyond L2
+    assert val(bwd.bytes_read, "hbm") == 2 * x + gamma
+    assert val(bwd.bytes_write, "hbm") == val(fwd.bytes_write, "hbm") == x
+    assert val(bwd.flops, "valu:fp32") == flops * rows * cols
+    assert "sfu:fp32" not in bwd.flops or val(bwd.flops, "sfu:fp32") == 0

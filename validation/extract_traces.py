@@ -118,6 +118,15 @@ def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
                 "s": wt[3], "stride": stride[0], "pad": pad[0], "phase": "bwd",
                 "input_grad": not mask.replace(" ", "").startswith("[False")}
         return case, {}, "torch convolution_backward (MIOpen/cuDNN dgrad and wgrad)"
+    if name == "aten::native_layer_norm_backward":
+        # (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask): mean and
+        # rstd are fp32, so the dtype is the gradient's; the row length is the weight's size
+        x, norm = dims[1], dims[5] if len(dims) > 5 else None
+        if not norm or not x:
+            return None
+        cols = prod(norm)
+        return ({"kernel": "layernorm", "dtype": ts[0][1], "rows": prod(x) // cols, "cols": cols, "phase": "bwd"}, {},
+                "torch layer_norm bwd (input gradient; PyTorch runs the gamma/beta gradients as a second kernel)")
     if name in ("aten::native_batch_norm", "aten::native_batch_norm_backward"):
         # (input, weight, bias, running_mean, running_var, training, ...) / (grad_out, input, ...,
         # save_invstd, train, ...): the input's dtype (the statistics and parameters are fp32)

@@ -229,6 +229,22 @@ def _softmax(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
     return {"kernel": "softmax", "rows": numel(x) // cols, "cols": int(cols)}
 
 
+def _row_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
+    """The backward of a row kernel: _softmax_backward_data(grad_output, output, dim, ...),
+    native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, ...),
+    _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, ...): the row
+    length from the softmax axis or the normalised shape of the second tensor."""
+    x = ts[1]
+    if name == "_softmax_backward_data":
+        cols = x[int(_scalar(rec, 2, -1))]
+        kernel = "softmax"
+    else:
+        shape = _scalar(rec, 2)
+        cols = numel(tuple(int(v) for v in shape)) if isinstance(shape, (list, tuple)) and shape else x[-1]
+        kernel = "layernorm" if name == "native_layer_norm_backward" else "rmsnorm"
+    return {"kernel": kernel, "rows": numel(x) // cols, "cols": int(cols), "phase": "bwd"}
+
+
 def _gather(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
     """Reads as many elements as it writes (the gathered rows), not the whole table."""
     if name == "embedding":
@@ -653,6 +669,7 @@ def _rule_table() -> dict:
         (("native_layer_norm", "layer_norm"), _layer_norm),
         (("rms_norm", "_fused_rms_norm"), _rms_norm),
         (("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"), _softmax),
+        (("_softmax_backward_data", "native_layer_norm_backward", "_fused_rms_norm_backward"), _row_backward),
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
         (("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"), _conv),
         (tuple(BATCH_NORM), _batch_norm), (("convolution_backward",), _conv_backward),

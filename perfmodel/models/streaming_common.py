@@ -157,6 +157,7 @@ class RowOps:
     sfu_multi: tuple[float, float]  # ... two passes
     reductions: int  # row reductions (each one cross-wave exchange through LDS, then a pass over the row)
     fmas: int = 0  # FMAs per element among the VALU FLOPs: one instruction for 2 FLOPs each
+    inputs: int = 1  # rows x cols tensors the kernel itself reads (2 backward: the output gradient and x or y)
 
 
 # the case keys of fused row-wise kernels: residual-add + norm (vLLM's fused_add_rms_norm reads x
@@ -165,6 +166,8 @@ TENSOR_PARAMS = [
     Param("reads", float, 1, minimum=1, help="rows x cols tensors read (2: fused residual add, x and residual)"),
     Param("writes", float, 1, minimum=1, help="rows x cols tensors written (2: output and updated residual)"),
 ]
+# the backward of a row kernel: reads the output gradient beside its input (`RowOps.inputs`)
+PHASE_PARAM = Param("phase", str, "fwd", choices=("fwd", "bwd"), help="bwd: the input's gradient from the output's (two tensors read)")
 
 
 def passes_after_reductions(arch, ops: RowOps) -> float:
@@ -211,6 +214,7 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0)
     w = Work()
     reads, writes = np.asarray(reads, dtype=float), np.asarray(writes, dtype=float)
     valu = np.where(fits, ops.valu_fit, ops.valu_multi) + (reads - 1.0)
+    reads = reads + (ops.inputs - 1.0)  # a backward's own second tensor: read, not added
     w.add_flops("valu", acc_dtype(arch, dtype), valu * elems)
     w.add_valu_issue(acc_dtype(arch, dtype), (valu - ops.fmas) * elems)  # one instruction per op
     one, two = ops.sfu_fit, ops.sfu_multi
