@@ -426,3 +426,18 @@ def test_row_kernel_backward_ops_become_phase_bwd_cases():
     case, _ = to_case(OpRecord(op="aten::_fused_rms_norm_backward", inputs=[x, x, None, (4, 2048, 1), (4096,)],
                                dtypes=bf + ["float"] * 2, scalars=[None, None, [4096], None, None, [True, True]]))
     assert (case["kernel"], case["rows"], case["phase"]) == ("rmsnorm", 8192, "bwd")
+
+
+def test_group_norm_ops_are_layernorms_over_each_group():
+    """native_group_norm(input, weight, bias, N, C, HxW, group, eps): a LayerNorm of N x group
+    rows of C / group x HxW; the backward's group at position 8."""
+    x, bf = (2, 320, 64, 64), ["c10::BFloat16"] * 3
+    case, why = to_case(OpRecord(op="aten::native_group_norm", inputs=[x, (320,), (320,)], dtypes=bf,
+                                 scalars=[None, None, None, 2, 320, 4096, 32, 1e-5]))
+    assert why is None and (case["kernel"], case["rows"], case["cols"]) == ("layernorm", 64, 10 * 4096)
+    case, _ = to_case(OpRecord(op="aten::native_group_norm_backward", inputs=[x, x, (2, 32), (2, 32), (320,)], dtypes=bf + ["float"] * 2,
+                               scalars=[None] * 5 + [2, 320, 4096, 32, [True, True, True]]))
+    assert (case["rows"], case["phase"]) == (64, "bwd")
+    case, why = to_case(OpRecord(op="aten::native_group_norm", inputs=[x, (320,), (320,)], dtypes=bf,
+                                 scalars=[None, None, None, 2, 320, 4096, 7, 1e-5]))
+    assert case is None and "group" in why

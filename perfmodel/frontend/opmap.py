@@ -245,6 +245,24 @@ def _row_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict
     return {"kernel": kernel, "rows": numel(x) // cols, "cols": int(cols), "phase": "bwd"}
 
 
+def _group_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
+    """native_group_norm(input, weight, bias, N, C, HxW, group, eps) and its backward
+    (grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask): a LayerNorm over each
+    group's C / group channels and HxW positions, N x group rows (the per-channel weight and bias
+    are counted as a row's parameter vectors, an overcount of C / group x HxW / C)."""
+    bwd = name.endswith("_backward")
+    x = ts[1] if bwd else ts[0]
+    at = 8 if bwd else 6
+    groups = _scalar(rec, at)
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1 or len(x) < 2 or x[1] % groups:
+        return f"{rec.op}: no group count among its arguments ({rec.shapes_text()})"
+    rows = x[0] * groups
+    case = {"kernel": "layernorm", "rows": int(rows), "cols": int(numel(x) // rows)}
+    if bwd:
+        case["phase"] = "bwd"
+    return case
+
+
 def _gather(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
     """Reads as many elements as it writes (the gathered rows), not the whole table."""
     if name == "embedding":
@@ -670,6 +688,7 @@ def _rule_table() -> dict:
         (("rms_norm", "_fused_rms_norm"), _rms_norm),
         (("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"), _softmax),
         (("_softmax_backward_data", "native_layer_norm_backward", "_fused_rms_norm_backward"), _row_backward),
+        (("native_group_norm", "native_group_norm_backward"), _group_norm),
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
         (("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"), _conv),
         (tuple(BATCH_NORM), _batch_norm), (("convolution_backward",), _conv_backward),
