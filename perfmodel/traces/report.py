@@ -161,21 +161,21 @@ def _group_kernels(tr, man, dtype: str) -> _Grouped:
     with the whole op's prediction would time a transpose against the convolution."""
     out = _Grouped()
     found = []
-    call_kernels: dict[int, list[int]] = {}  # op call (External id) with a case -> its kernels
+    call_kernels: dict[int, list[int]] = {}  # op call (External id) whose op has a case -> its kernels
     for ki, k in enumerate(tr.kernels):
         case, why, op = _kernel_case(tr, k, dtype)
+        if case is not None and k.ext_id is not None and op is not None:  # the op's own case, not a manifest's
+            call_kernels.setdefault(k.ext_id, []).append(ki)
         if case is None and man is not None:
             mc = _manifest_case(man, k, ki)
             if mc is not None:
                 case, why = mc, None
         found.append((case, why, op))
-        if case is not None and k.ext_id is not None and op is not None:
-            call_kernels.setdefault(k.ext_id, []).append(ki)
     for ki, k in enumerate(tr.kernels):
         case, why, op = found[ki]
         dur, n = k.dur_us, 1
-        members = call_kernels.get(k.ext_id) if case is not None and k.ext_id is not None and op is not None else None
-        if members and len(members) > 1:
+        members = call_kernels.get(k.ext_id) if k.ext_id is not None else None
+        if members and len(members) > 1 and ki in members:
             main = max(members, key=lambda i: tr.kernels[i].dur_us)
             if ki != main:
                 continue  # counted with the call's longest kernel
