@@ -286,3 +286,21 @@ def test_a_trace_with_a_long_header_is_still_a_chrome_trace(tmp_path):
     q = tmp_path / "plain.json"
     q.write_text(json.dumps({"metadata": {"notes": "y" * 20000}}))
     assert not is_chrome_trace(q)
+
+
+def test_manifest_cases_of_one_op_call_stay_one_row_per_kernel(tmp_path):
+    """Kernels of an op without a model that a manifest names one by one are not merged into
+    the op call (each has its own case from its name)."""
+    op = {"name": "aten::not_modelled", "ph": "X", "cat": "cpu_op", "ts": 0, "dur": 50,
+          "args": {"External id": 3, "Input Dims": [[4096, 4096]], "Input type": ["float"]}}
+    kernels = [{"name": n, "ph": "X", "cat": "kernel", "ts": 100 + 100 * i, "dur": d, "args": {"External id": 3}}
+               for i, (n, d) in enumerate([("my_copy_kernel", 20.0), ("my_scale_kernel", 30.0)])]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"deviceProperties": [{"name": "AMD Instinct MI300X"}], "traceEvents": [op, *kernels]}))
+    m = tmp_path / "manifest.yaml"
+    m.write_text("kernels:\n"
+                 "  - match: 'my_copy_kernel'\n    case: {kernel: elementwise, dtype: fp32, n: 16777216, reads: 1, writes: 1}\n"
+                 "  - match: 'my_scale_kernel'\n    case: {kernel: elementwise, dtype: fp32, n: 16777216, reads: 1, writes: 1, flops_per_element: 1}\n")
+    rep = validate_trace(p, manifest=str(m))
+    assert sorted((r["kernel_name"], r["calls"], r["kernels_per_call"]) for r in rep.rows) == [
+        ("my_copy_kernel", 1, 1), ("my_scale_kernel", 1, 1)]
