@@ -441,3 +441,17 @@ def test_group_norm_ops_are_layernorms_over_each_group():
     case, why = to_case(OpRecord(op="aten::native_group_norm", inputs=[x, (320,), (320,)], dtypes=bf,
                                  scalars=[None, None, None, 2, 320, 4096, 7, 1e-5]))
     assert case is None and "group" in why
+
+
+def test_foreach_ops_stream_over_their_tensor_lists():
+    """An optimizer step's _foreach_add_(params, grads, alpha=-lr) (the HTA MI250 trace): the add
+    over every element of the lists, each list read once and one written; lists recorded without
+    shapes (the ResNet-18 trace) say so."""
+    lists = [[(128, 128), (128,)], [(128, 128), (128,)], None]
+    case, why = to_case(OpRecord(op="aten::_foreach_add_", inputs=lists, dtypes=[None] * 3, scalars=[None, None, -0.001]))
+    assert why is None and case == {"kernel": "elementwise", "n": 128 * 128 + 128, "reads": 2.0, "writes": 1, "flops_per_element": 1,
+                                    "dtype": "bf16"}
+    case, why = to_case(OpRecord(op="aten::_foreach_add_", inputs=[[], [], None], dtypes=[None] * 3, scalars=[None, None, -0.001]))
+    assert case is None and "without their shapes" in why
+    case, why = to_case(OpRecord(op="aten::_foreach_norm", inputs=lists[:1], dtypes=[None]))
+    assert case is None and "no kernel model" in why

@@ -155,6 +155,8 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
             return out
     if name.startswith("triton_"):  # a torch.compile'd Triton kernel recorded under its own name
         return _triton(rec, name, ts)
+    if name.startswith("_foreach_"):
+        return _foreach(rec, name, dtype)
     if name in POINTWISE:
         return _elementwise(rec, dtype, POINTWISE[name])
     if name.endswith("_") and name.rstrip("_") in POINTWISE:  # in place (clamp_min_: an in-place ReLU): self read and written
@@ -164,6 +166,23 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
         valu, sfu = activations.cost(act)
         return _elementwise(rec, dtype, valu, sfu=sfu)
     return f"{rec.op}: no kernel model ({rec.shapes_text()})"
+
+
+def _foreach(rec: OpRecord, name: str, dtype: str) -> dict | str:
+    """An optimizer's multi-tensor op (_foreach_add_(params, grads, alpha), _foreach_mul_,
+    _foreach_addcmul_ ...): its pointwise op over every element of its tensor lists, as one
+    stream reading each list once and writing one (PyTorch's multi_tensor_apply packs the
+    lists into few launches); lists recorded without their shapes have no case."""
+    base = name[len("_foreach_"):].rstrip("_")
+    lists = [x for x in rec.inputs if isinstance(x, list)]
+    if base not in POINTWISE:
+        return f"{rec.op}: no kernel model ({rec.shapes_text()})"
+    if not lists or not lists[0] or not all(isinstance(t, tuple) for t in lists[0]):
+        return f"{rec.op}: tensor lists recorded without their shapes"
+    n = sum(numel(t) for t in lists[0])
+    if n == 0:
+        return None
+    return {"kernel": "elementwise", "n": int(n), "reads": float(len(lists)), "writes": 1, "flops_per_element": POINTWISE[base]}
 
 
 def _activation(rec: OpRecord, name: str) -> str | None:
