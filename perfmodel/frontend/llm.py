@@ -411,12 +411,16 @@ def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None, linears
     the (dtype, scaling) a quantized checkpoint's linear layers and experts are stored in
     (`analysis.quantize_linear`); the LM head, the router and MLA's absorbed products keep ``dtype``."""
     from perfmodel.dtypes import SIZE
-    from perfmodel.models.gemm_tiling import weight_bytes_per_k
+    from perfmodel.models.gemm_tiling import SCALING, weight_bytes_per_k
     from perfmodel.models.moe import touched_experts
 
     e = SIZE[dtype or cfg.dtype]
-    # a linear layer's bytes per weight: fp8 with an fp32 scale per 128 x 128 block, or as traced
-    lin = SIZE[linears[0]] + (4.0 / (128 * 128) if linears[1] == "block" else 0.0) if linears else e
+    # a linear layer's bytes per weight: the stored type plus its share of the weight scales
+    # (`gemm_tiling.SCALING`: block, one fp32 per 128 x 128), or as traced
+    lin = e
+    if linears:
+        kb, _, cols, scale_bytes = SCALING.get(linears[1], (1.0, 1.0, 1.0, 0.0))
+        lin = SIZE[linears[0]] + scale_bytes / (kb * cols)
     tp, ep = step.tp, step.ep
     h, d = cfg.hidden, cfg.head_dim
     absorbed = 0.0  # MLA's absorbed up-projections, batched products in the attention's dtype

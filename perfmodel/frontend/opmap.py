@@ -300,58 +300,45 @@ def _reduce(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
     return {"kernel": "reduction", "n": int(numel(ts[0]))}
 
 
+# Argument positions of the convolution ops: (input, weight, stride, padding, dilation, groups,
+# transposed). aten::convolution(input, weight, bias, stride, padding, dilation, transposed,
+# output_padding, groups); conv2d(input, weight, bias, stride, padding, dilation, groups);
+# miopen/cudnn_convolution(input, weight, bias, padding, stride,
+# dilation, groups, ...); convolution_backward(grad_output, input, weight, bias_sizes, stride,
+# padding, dilation, transposed, output_padding, groups, output_mask).
+CONV_ARGS = {
+    "convolution": (0, 1, 3, 4, 5, 8, 6), "_convolution": (0, 1, 3, 4, 5, 8, 6), "conv2d": (0, 1, 3, 4, 5, 6, None),
+    "miopen_convolution": (0, 1, 4, 3, 5, 6, None), "cudnn_convolution": (0, 1, 4, 3, 5, 6, None),
+    "convolution_backward": (1, 2, 4, 5, 6, 9, 7),
+}
+
+
 def _conv(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
-    x, w = ts[0], ts[1]
+    """A 2-D convolution (or its backward: ``phase=bwd``, ``input_grad`` from output_mask[0],
+    false for a first layer) at its arguments' positions (`CONV_ARGS`); transposed, dilated and
+    grouped ones have no model."""
+    at_x, at_w, at_stride, at_pad, at_dil, at_groups, at_transposed = CONV_ARGS[name]
+    x, w = ts[at_x], ts[at_w]
     if len(x) != 4 or len(w) != 4:
         return f"{rec.op}: only 2-D convolutions have a model ({rec.shapes_text()})"
-    # aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-    # miopen/cudnn_convolution(input, weight, bias, padding, stride, dilation, groups, ...)
-    lib = name in ("miopen_convolution", "cudnn_convolution")
-    if name in ("convolution", "_convolution") and _scalar(rec, 6) is True:  # (..., dilation, transposed, ...)
+    if at_transposed is not None and _scalar(rec, at_transposed) is True:
         return f"{rec.op}: transposed convolution, no model ({rec.shapes_text()})"
-    dilation = _scalar(rec, 5, [1, 1])  # at 5 in every spelling
-    if any(int(v) != 1 for v in (dilation if isinstance(dilation, (list, tuple)) else [dilation or 1])):
+    dilation = _scalar(rec, at_dil, [1, 1])
+    if _pair(dilation, 1) != (1, 1):
         return f"{rec.op}: dilated convolution (dilation {dilation}), no model ({rec.shapes_text()})"
-    stride = _scalar(rec, 4 if lib else 3, [1, 1])
-    pad = _scalar(rec, 3 if lib else 4, [0, 0])
-    groups = _scalar(rec, 6 if lib else 8, 1)
+    groups = _scalar(rec, at_groups, 1)
     if isinstance(groups, int) and groups > 1 or w[1] != x[1]:
         return f"{rec.op}: grouped/depthwise convolution, no model"
-    s = int(stride[0]) if isinstance(stride, (list, tuple)) and stride else int(stride or 1)
-    p = int(pad[0]) if isinstance(pad, (list, tuple)) and pad else int(pad or 0)
+    stride, pad = _pair(_scalar(rec, at_stride), 1)[0], _pair(_scalar(rec, at_pad), 0)[0]
     case = {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
-            "stride": max(s, 1), "pad": max(p, 0)}
-    xs = rec.strides[0] if rec.strides else None
-    if xs is not None and len(xs) == 4:
-        case["layout"] = "nhwc" if channels_last(x, xs) else "nchw"
-    return case
-
-
-def _conv_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
-    """aten::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
-    dilation, transposed, output_padding, groups, output_mask): the forward's case with
-    ``phase=bwd``, ``input_grad`` from output_mask[0] (false for a first layer)."""
-    x, w = ts[1], ts[2]  # ts[0] is grad_output
-    if len(x) != 4 or len(w) != 4:
-        return f"{rec.op}: only 2-D convolutions have a model ({rec.shapes_text()})"
-    if _scalar(rec, 7) is True:
-        return f"{rec.op}: transposed convolution, no model ({rec.shapes_text()})"
-    dilation = _scalar(rec, 6, [1, 1])
-    if any(int(v) != 1 for v in (dilation if isinstance(dilation, (list, tuple)) else [dilation or 1])):
-        return f"{rec.op}: dilated convolution (dilation {dilation}), no model ({rec.shapes_text()})"
-    groups = _scalar(rec, 9, 1)
-    if isinstance(groups, int) and groups > 1 or w[1] != x[1]:
-        return f"{rec.op}: grouped/depthwise convolution, no model"
-    stride, pad = _scalar(rec, 4, [1, 1]), _scalar(rec, 5, [0, 0])
-    s = int(stride[0]) if isinstance(stride, (list, tuple)) and stride else int(stride or 1)
-    p = int(pad[0]) if isinstance(pad, (list, tuple)) and pad else int(pad or 0)
-    mask = _scalar(rec, 10, [True, True, False])
-    if isinstance(mask, str):  # a chrome trace's Concrete Inputs: '[False, True, False]'
-        mask = [t.strip() == "True" for t in mask.strip("[]").split(",")]
-    case = {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
-            "stride": max(s, 1), "pad": max(p, 0), "phase": "bwd",
-            "input_grad": bool(mask[0]) if isinstance(mask, (list, tuple)) and mask else True}
-    xs = rec.strides[1] if len(rec.strides) > 1 else None
+            "stride": max(stride, 1), "pad": max(pad, 0)}
+    if name == "convolution_backward":
+        mask = _scalar(rec, 10, [True, True, False])
+        if isinstance(mask, str):  # a chrome trace's Concrete Inputs: '[False, True, False]'
+            mask = [t.strip() == "True" for t in mask.strip("[]").split(",")]
+        case["phase"] = "bwd"
+        case["input_grad"] = bool(mask[0]) if isinstance(mask, (list, tuple)) and mask else True
+    xs = rec.strides[at_x] if len(rec.strides) > at_x else None
     if xs is not None and len(xs) == 4:
         case["layout"] = "nhwc" if channels_last(x, xs) else "nchw"
     return case
@@ -709,8 +696,8 @@ def _rule_table() -> dict:
         (("_softmax_backward_data", "native_layer_norm_backward", "_fused_rms_norm_backward"), _row_backward),
         (("native_group_norm", "native_group_norm_backward"), _group_norm),
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
-        (("convolution", "_convolution", "miopen_convolution", "cudnn_convolution", "conv2d"), _conv),
-        (tuple(BATCH_NORM), _batch_norm), (("convolution_backward",), _conv_backward),
+        (tuple(CONV_ARGS), _conv),
+        (tuple(BATCH_NORM), _batch_norm),
         (("max_pool2d_with_indices", "max_pool2d_with_indices_backward"), _max_pool),
     ]
     table: dict = {}
