@@ -305,3 +305,45 @@ def test_manifest_cases_of_one_op_call_stay_one_row_per_kernel(tmp_path):
     rep = validate_trace(p, manifest=str(m))
     assert sorted((r["kernel_name"], r["calls"], r["kernels_per_call"]) for r in rep.rows) == [
         ("my_copy_kernel", 1, 1), ("my_scale_kernel", 1, 1)]
+
+
+COMMS = DATA / "resnet_ddp_comms_cut.json.gz"
+
+
+def test_collectives_of_a_ddp_trace_are_predicted_from_their_comm_args():
+    """c10d records each collective on a ``record_param_comms`` op (name, element counts, dtype,
+    group size): the RCCL kernels it launched get the interconnect model (before, 'no kernel
+    model', 48 % of this trace's GPU time unpredicted). The rows carry the model's note that one
+    rank's kernel also waits for the others."""
+    rep = validate_trace(COMMS)
+    rows = {(r["op"], (r.get("shape") or {}).get("bytes")): r for r in rep.rows}
+    big = rows[("record_param_comms", 17632384.0)]  # 8,816,192 bf16 elements
+    assert big["kernel"] == "allreduce" and big["calls"] == 3 and big["dtype"] == "bf16"
+    assert big["efficiency"] < 0.05 and "wait for the last rank" in big["notes"]
+    assert rows[("record_param_comms", 5746640.0)]["shape"]["ranks"] == 8
+    assert rep.reasons["collective broadcast: no kernel model"] > 0
+    assert not any("op without a model" in k for k in rep.reasons)
+    assert family("igemm_wrw_gtcx3_nhwc_bf16_bx0_ex1_bt64x32x32")[0] == "conv2d"
+    assert family("void at::native::batch_norm_backward_kernel<float>")[0] == "batchnorm"
+
+
+def test_comm_args_map_to_the_collective_models():
+    from perfmodel.frontend.opmap import NO_KERNEL, OpRecord, to_case
+    from perfmodel.traces.chrome import op_record
+
+    def rec(name, n_in, n_out, dtype="BFloat16", ranks=8):
+        ev = {"name": "record_param_comms", "args": {"Collective name": name, "In msg nelems": n_in,
+                                                      "Out msg nelems": n_out, "dtype": dtype, "Group size": ranks}}
+        return op_record(ev)
+
+    assert to_case(rec("allreduce", 1000, 1000)) == ({"kernel": "allreduce", "bytes": 2000.0, "ranks": 8, "dtype": "bf16"}, None)
+    # all-gather: the gathered output; reduce-scatter: the full input (ProcessGroupNCCL's counts)
+    assert to_case(rec("_allgather_base", 100, 800, "Float"))[0]["bytes"] == 3200.0
+    assert to_case(rec("_reduce_scatter_base", 800, 100))[0] == {"kernel": "reducescatter", "bytes": 1600.0, "ranks": 8, "dtype": "bf16"}
+    assert to_case(rec("all_to_all", 64, 64, "Long"))[0] == {"kernel": "alltoall", "bytes": 512.0, "ranks": 8, "dtype": "bf16"}
+    assert to_case(rec("barrier", 0, 0, "Byte"))[0]["bytes"] == 1.0
+    assert to_case(rec("wait", 0, 0, "Byte")) == (None, "collective wait: no kernel model")
+    assert to_case(rec("allreduce", 0, 0)) == (None, NO_KERNEL)
+    assert "not recorded" in to_case(rec("allreduce", 10, 10, "Mystery"))[1]
+    assert "not recorded" in to_case(rec("allreduce", 10, 10, ranks=None))[1]
+    assert to_case(OpRecord(op="record_param_comms"))[1].startswith("record_param_comms: no kernel model")

@@ -26,6 +26,29 @@ DTYPE_NAMES = {
 }
 INT_SIZES = {"torch.int64": 8, "long int": 8, "torch.int32": 4, "int": 4, "torch.bool": 1, "bool": 1, "torch.uint8": 1, "unsigned char": 1}
 
+# A c10::ScalarType by its name (c10/core/ScalarType.h), as c10d records a collective's ``dtype``:
+# (bytes per element, our dtype where there is one).
+SCALAR_TYPES = {
+    "Byte": (1, None), "Char": (1, "int8"), "Bool": (1, None), "Short": (2, None), "UInt16": (2, None),
+    "Int": (4, None), "UInt32": (4, None), "Long": (8, None), "UInt64": (8, None), "Half": (2, "fp16"),
+    "BFloat16": (2, "bf16"), "Float": (4, "fp32"), "Double": (8, "fp64"), "ComplexHalf": (4, None),
+    "ComplexFloat": (8, None), "ComplexDouble": (16, None), "Float8_e5m2": (1, "fp8"), "Float8_e4m3fn": (1, "fp8"),
+    "Float8_e5m2fnuz": (1, "fp8"), "Float8_e4m3fnuz": (1, "fp8"),
+}
+
+# c10d's collective names (ProcessGroupNCCL's RECORD_PARAM_COMMS_DATA colName) -> (our collective,
+# which recorded element count is the model's ``bytes``: the buffer one rank holds, see
+# models/collectives.py). A barrier is an all-reduce of one byte (ProcessGroupNCCL::barrier).
+COLLECTIVES = {
+    "allreduce": ("allreduce", "in"), "allreduce_coalesced": ("allreduce", "in"), "barrier": ("allreduce", 1),
+    "all_gather": ("allgather", "out"), "allgather": ("allgather", "out"), "_allgather_base": ("allgather", "out"),
+    "allgather_into_tensor_coalesced": ("allgather", "out"), "all_gather_into_tensor_coalesced": ("allgather", "out"),
+    "reduce_scatter": ("reducescatter", "in"), "_reduce_scatter_base": ("reducescatter", "in"),
+    "reduce_scatter_tensor_coalesced": ("reducescatter", "in"),
+    "all_to_all": ("alltoall", "in"), "all_to_allv": ("alltoall", "in"), "alltoall": ("alltoall", "in"),
+    "alltoall_base": ("alltoall", "in"),
+}
+
 # ops that launch no kernel: views, metadata, allocation without a fill
 VIEW_OPS = {
     "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "expand_as", "slice", "select",

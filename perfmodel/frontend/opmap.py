@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 from perfmodel.frontend.op_tables import (
     ATTENTION_OPS,
     CAT_OPS,
+    COLLECTIVES,
     DTYPE_NAMES,
     GATHER_OPS,
     INT_SIZES,
     POINTWISE,
     REDUCE_OPS,
+    SCALAR_TYPES,
     VIEW_OPS,
 )
 from perfmodel.models import activations
@@ -146,6 +148,8 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
     the inference libraries' ops, torch.compile's Triton kernels, the elementwise ops."""
     if ns == "perfmodel":
         return _custom(rec, name, ts, dtype)
+    if "collective" in rec.kwargs:
+        return _collective(rec)
     rule = _RULES.get(name)
     if rule is not None:
         return rule(rec, name, ts, dtype)
@@ -183,6 +187,30 @@ def _foreach(rec: OpRecord, name: str, dtype: str) -> dict | str:
     if n == 0:
         return None
     return {"kernel": "elementwise", "n": int(n), "reads": float(len(lists)), "writes": 1, "flops_per_element": POINTWISE[base]}
+
+
+def _collective(rec: OpRecord) -> dict | str:
+    """A c10d collective as its ``record_param_comms`` op records it (name, element counts,
+    dtype, group size; `traces.chrome.COMM_ARGS`): the interconnect model of its kind over the
+    buffer one rank holds. Broadcast, reduce, gather, scatter and point-to-point have no model."""
+    kw = rec.kwargs
+    name = str(kw["collective"])
+    if name not in COLLECTIVES:
+        return f"collective {name}: no kernel model"
+    kind, count = COLLECTIVES[name]
+    size, dtype = SCALAR_TYPES.get(str(kw.get("comm_dtype")), (None, None))
+    nelems = kw.get(f"{count}_nelems") if isinstance(count, str) else count
+    if count == 1:  # a barrier: one byte
+        size = 1
+    ranks = kw.get("group_size")
+    if size is None or not all(isinstance(v, int) and not isinstance(v, bool) for v in (nelems, ranks)) or ranks < 1:
+        return f"collective {name}: element count, dtype or group size not recorded"
+    if nelems <= 0:
+        return NO_KERNEL
+    case = {"kernel": kind, "bytes": float(nelems * size), "ranks": ranks}
+    if dtype is not None:
+        case["dtype"] = dtype
+    return case
 
 
 def _activation(rec: OpRecord, name: str) -> str | None:

@@ -47,6 +47,10 @@ STEP_LATENCY_US = {
     # NVIDIA/nccl src/graph/tuning.cc, hwLat[NCCL_HW_PCI] Ring {LL 1.0, LL128 2.5, Simple 5.7}
     "pcie": (1.0, 5.7),
 }
+# One rank's collective kernel starts when that rank launches it and ends after the last rank has
+# joined, so its duration also holds the wait for the others (TraceLens's NcclAnalyser measures a
+# collective's communication latency from the last rank's start and reports the skew apart).
+SKEW_NOTE = "the exchange alone: one rank's measured kernel also holds its wait for the last rank to join (skew)"
 LL_EFFICIENCY = 0.5  # LL protocol: 4 data bytes per 8-byte store (NCCL docs, protocol LL)
 
 PARAMS = [
@@ -102,6 +106,7 @@ def collective_work(kind: str, p: dict, arch) -> Work:
     s, n = np.broadcast_arrays(s, n)
     work = Work()
     work.note(f"{kind}: 1 rank, nothing to exchange", n <= 1)
+    work.note(SKEW_NOTE, n > 1)
     # each case its own link (`_link`): never the link of another case batched with it
     f, bw, lat, pick_fabric = _link(arch, n)
     one = np.where(n > 1, 1.0, 0.0)

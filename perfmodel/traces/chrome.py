@@ -126,12 +126,20 @@ def _concrete(v: str):
     return s
 
 
+# What c10d records of a collective on its ``record_param_comms`` op (torch's ParamCommsUtils,
+# filled by each ProcessGroup's RECORD_PARAM_COMMS_DATA): the args' names -> the record's kwargs.
+COMM_ARGS = {"Collective name": "collective", "In msg nelems": "in_nelems", "Out msg nelems": "out_nelems",
+             "dtype": "comm_dtype", "Group size": "group_size"}
+
+
 def op_record(ev: dict, index: int = 0) -> OpRecord | None:
     """An `OpRecord` from a cpu_op event with ``Input Dims``; None without shapes."""
     a = ev.get("args") or {}
     dims = a.get("Input Dims")
     if dims is None:
-        return None
+        if "Collective name" not in a:
+            return None
+        dims = []  # a collective's sizes are in its comm args
     types = a.get("Input type") or [""] * len(dims)
     conc = a.get("Concrete Inputs") or [""] * len(dims)
     raw_strides = a.get("Input Strides") or []
@@ -152,7 +160,10 @@ def op_record(ev: dict, index: int = 0) -> OpRecord | None:
             dtypes.append(None)
             scalars.append(_concrete(c))
     strides = [_strides(raw_strides[i] if i < len(raw_strides) else None, x) for i, x in enumerate(inputs)]
-    return OpRecord(op=ev.get("name", ""), inputs=inputs, dtypes=dtypes, scalars=scalars, index=index, strides=strides)
+    kwargs = {key: a[arg] for arg, key in COMM_ARGS.items() if arg in a}
+    return OpRecord(op=ev.get("name", ""), inputs=inputs, dtypes=dtypes, scalars=scalars, index=index, strides=strides,
+                    kwargs=kwargs)
+
 
 
 def _strides(raw, shape) -> tuple | None:

@@ -253,7 +253,7 @@ def _kernel_case(tr, k, dtype: str) -> tuple[dict | None, str | None, str | None
 
 def _reason_label(reason: str) -> str:
     """A why-not shortened to a label that many kernels share (op name without its shapes)."""
-    if reason.startswith("aten::") or ": no kernel model" in reason:
+    if ": no kernel model" in reason:
         reason = f"op without a model: {reason.split(':')[0]}::{reason.split('::')[1].split(':')[0]}" if "::" in reason else reason
     if reason.endswith(")") and "(" in reason and "shapes not understood" not in reason:
         reason = reason.split(" (")[0]
@@ -269,6 +269,8 @@ def _report_row(g: dict, p: dict | None, total: float) -> dict:
         row.update({"kernel": p["kernel"], "dtype": p["dtype"], "shape": p["shape"], "predicted_us": p["time_us"],
                     "efficiency": p["time_us"] / row["measured_us"] if row["measured_us"] > 0 else None,
                     "bound": p["bound"], "terms_us": p["terms_us"]})
+        if p.get("notes"):  # what the model assumed or knows of the kernel (a collective's skew, an off cell)
+            row["notes"] = p["notes"]
         # the limiting term of the model and the fraction of its rate the measurement implies
         body = {t: v for t, v in p["terms_us"].items() if t != "launch"}
         if body and row["measured_us"] > 0:
