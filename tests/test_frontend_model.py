@@ -100,6 +100,7 @@ def test_side_by_side_archs_and_table(tmp_path):
         ["deepseek-v3", "--phase", "prefill", "--tokens", "512", "--tp", "8"],
         ["qwen2.5-7b", "--phase", "decode", "--kv-len", "512", "--paged", "--block-size", "16", "--engine", "eager"],
         ["deepseek-v3", "--phase", "decode", "--batch", "32", "--kv-len", "1024", "--tp", "8", "--dtype", "fp8"],
+        ["gpt-oss-20b", "--phase", "decode", "--batch", "8", "--kv-len", "4096"],
     ],
 )
 def test_other_builtin_models(args):
@@ -328,6 +329,21 @@ GPT_OSS = {"model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "att
            "torch_dtype": "bfloat16",
            "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn",
                                    "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}
+
+
+def test_builtin_gpt_oss_follows_the_model_card():
+    """gpt-oss-120b / -20b (model card, arXiv:2508.10925): 36 / 24 layers of 128 / 32 experts,
+    top-4, width 2880, 64 query and 8 KV heads of 64, every other layer a 128-token window
+    (the first one banded), MXFP4 experts with a scale per 32 weights."""
+    from perfmodel.frontend.config import builtin_names, load_config
+
+    for name, layers, experts in (("gpt-oss-120b", 36, 128), ("gpt-oss-20b", 24, 32)):
+        assert name in builtin_names()
+        c = load_config(name)
+        assert (c.family, c.layers, c.experts, c.topk, c.hidden, c.moe_inter) == ("mixtral", layers, experts, 4, 2880, 2880)
+        assert (c.heads, c.kv_heads, c.head_dim, c.window) == (64, 8, 64, 128)
+        assert c.window_layers == (True, False) * (layers // 2)
+        assert (c.expert_weights, c.expert_group) == ("fp4", 32)
 
 
 def test_mxfp4_experts_are_timed_as_stored(tmp_path):
