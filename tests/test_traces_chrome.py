@@ -346,4 +346,6 @@ def test_comm_args_map_to_the_collective_models():
     assert to_case(rec("allreduce", 0, 0)) == (None, NO_KERNEL)
     assert "not recorded" in to_case(rec("allreduce", 10, 10, "Mystery"))[1]
     assert "not recorded" in to_case(rec("allreduce", 10, 10, ranks=None))[1]
+    assert "not recorded" in to_case(rec("allreduce", -4, -4))[1] and "not recorded" in to_case(rec("allreduce", "4", "4"))[1]
+    assert "not recorded" in to_case(rec("allreduce", 4, 4, ranks=0))[1]
     assert to_case(OpRecord(op="record_param_comms"))[1].startswith("record_param_comms: no kernel model")

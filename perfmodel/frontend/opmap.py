@@ -203,9 +203,9 @@ def _collective(rec: OpRecord) -> dict | str:
     if count == 1:  # a barrier: one byte
         size = 1
     ranks = kw.get("group_size")
-    if size is None or not all(isinstance(v, int) and not isinstance(v, bool) for v in (nelems, ranks)) or ranks < 1:
+    if size is None or not all(isinstance(v, int) and not isinstance(v, bool) for v in (nelems, ranks)) or ranks < 1 or nelems < 0:
         return f"collective {name}: element count, dtype or group size not recorded"
-    if nelems <= 0:
+    if nelems == 0:
         return NO_KERNEL
     case = {"kernel": kind, "bytes": float(nelems * size), "ranks": ranks}
     if dtype is not None:
