@@ -349,3 +349,21 @@ def test_comm_args_map_to_the_collective_models():
     assert "not recorded" in to_case(rec("allreduce", -4, -4))[1] and "not recorded" in to_case(rec("allreduce", "4", "4"))[1]
     assert "not recorded" in to_case(rec("allreduce", 4, 4, ranks=0))[1]
     assert to_case(OpRecord(op="record_param_comms"))[1].startswith("record_param_comms: no kernel model")
+
+
+def test_a_trace_predicted_on_another_gpu_is_a_what_if():
+    """--arch naming a GPU the trace was not recorded on predicts its kernels there: the header
+    gives both totals, and the per-kernel predicted / measured ratios, which would compare two
+    GPUs, are left out (before, they were printed as the kernels' efficiency)."""
+    same = validate_trace(PREFILL)
+    there = validate_trace(PREFILL, arch="mi355x")
+    assert same.recorded_on is None and there.recorded_on == "mi300x"
+    assert all(r["efficiency"] is None and r.get("achieved_of_limit") is None for r in there.rows)
+    assert any(r["efficiency"] is not None for r in same.rows)
+    assert 0 < there.predicted_total_us < same.predicted_total_us  # the MI355X model is faster
+    s = there.summary()
+    assert s["recorded_on"] == "mi300x" and s["predicted_us"] == pytest.approx(sum(r["predicted_us"] * r["calls"] for r in there.rows if r["predicted_us"]))
+    text = render_trace_report(there)
+    assert "measured on mi300x" in text and "predicted on mi355x" in text and "left out" in text
+    # a device the trace names only by gfx and CU count fits several specs: any of them is its own GPU
+    assert validate_trace(MI250, arch="mi250").recorded_on is None

@@ -33,15 +33,22 @@ ARCH_TOKENS = [
 
 def detect_arch(tr: ChromeTrace) -> tuple[str | None, str]:
     """Arch key from ``deviceProperties`` (name, else gfx major/minor + CU count)."""
+    keys, src = recorded_archs(tr)
+    return (keys[0] if keys else None), src
+
+
+def recorded_archs(tr: ChromeTrace) -> tuple[tuple[str, ...], str]:
+    """The arch keys the GPU the trace was recorded on fits, and how that was read: one by its
+    ``deviceProperties`` name, else every spec with its gfx version and CU count."""
     for d in tr.devices:
         name = str(d.get("name", ""))
         for key, tok in ARCH_TOKENS:
             if re.search(tok, name, re.I):
-                return key, f"deviceProperties name '{name}'"
+                return (key,), f"deviceProperties name '{name}'"
     return _by_geometry(tr)
 
 
-def _by_geometry(tr: ChromeTrace) -> tuple[str | None, str]:
+def _by_geometry(tr: ChromeTrace) -> tuple[tuple[str, ...], str]:
     found = []
     for d in tr.devices:  # e.g. an MI250 GCD reporting "AMD Radeon Graphics": match gfx9.0 + CU count
         cus, major, minor = d.get("numSms"), d.get("computeMajor"), d.get("computeMinor")
@@ -56,8 +63,8 @@ def _by_geometry(tr: ChromeTrace) -> tuple[str | None, str]:
                 found.append((key, a.gfx))
         if found:
             also = f"; also matches {', '.join(k for k, _ in found[1:])}: give --arch to choose" if len(found) > 1 else ""
-            return found[0][0], f"deviceProperties {cus} CUs, compute {major}.{minor} ({found[0][1]}){also}"
-    return None, "no device name in the trace"
+            return tuple(k for k, _ in found), f"deviceProperties {cus} CUs, compute {major}.{minor} ({found[0][1]}){also}"
+    return (), "no device name in the trace"
 
 
 @dataclass
@@ -71,6 +78,9 @@ class TraceReport:
     named_us: float  # kernels whose family is known from the name (with or without a case)
     reasons: dict[str, float]  # why not predicted -> GPU time (us)
     notes: list[str] = field(default_factory=list)
+    # the GPU the trace was recorded on when the predictions are for another one (--arch): a
+    # what-if, where predicted / measured compares two GPUs and is left out
+    recorded_on: str | None = None
 
     @property
     def identified_share(self) -> float:
@@ -80,12 +90,21 @@ class TraceReport:
     def named_share(self) -> float:
         return self.named_us / self.gpu_time_us if self.gpu_time_us else 0.0
 
+    @property
+    def predicted_total_us(self) -> float:
+        """The model's time for every identified kernel call (each group's prediction x calls)."""
+        return sum(r["predicted_us"] * r["calls"] for r in self.rows if r.get("predicted_us") is not None)
+
     def summary(self) -> dict:
-        return {
+        out = {
             "trace": self.path, "arch": self.arch, "arch_from": self.arch_source, "kernels": sum(r["kernels"] for r in self.rows),
             "gpu_time_us": self.gpu_time_us, "identified_share": self.identified_share, "named_share": self.named_share,
+            "identified_us": self.identified_us, "predicted_us": self.predicted_total_us,
             "not_identified": {k: v / self.gpu_time_us for k, v in sorted(self.reasons.items(), key=lambda x: -x[1])} if self.gpu_time_us else {},
         }
+        if self.recorded_on is not None:
+            out["recorded_on"] = self.recorded_on
+        return out
 
 
 def _short(name: str) -> str:
@@ -100,7 +119,11 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
     from perfmodel.record import rows as prediction_rows
 
     tr = read_chrome_trace(path)
+    recorded, _ = recorded_archs(tr)
     arch, src = _trace_arch(tr, arch, path)
+    from perfmodel.arch import arch_keys
+
+    other = recorded and arch in arch_keys() and arch not in recorded  # a known GPU the trace was not recorded on
     if not tr.kernels:
         raise InputError("no GPU kernels (cat 'kernel') in this trace; was it recorded with CUDA/HIP activities?", where=str(path))
     man = None
@@ -117,6 +140,8 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
     for (_, key_case, _), g in k.groups.items():
         pred = pred_rows[k.case_index[key_case]] if key_case is not None else None
         row = _report_row(g, pred, total)
+        if other and pred is not None:  # measured on one GPU, predicted on another: no like-for-like ratio
+            row["efficiency"] = row["achieved_of_limit"] = None
         if g["pinned"] is not None:  # the model at the kernel's own tile: does the library's choice explain the gap?
             pinned = preds[k.case_index[_case_key(g["pinned"])]]
             row["kernel_tile"] = g["pinned"]["tile"] + (f" split {g['pinned']['split_k']}" if g["pinned"]["split_k"] > 1 else "")
@@ -126,7 +151,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
             identified += g["measured_total_us"]
     rows.sort(key=lambda r: -r["measured_total_us"])
     rep = TraceReport(path=str(path), arch=arch, arch_source=src, rows=rows, gpu_time_us=total, identified_us=identified,
-                      named_us=k.named_us, reasons=k.reasons)
+                      named_us=k.named_us, reasons=k.reasons, recorded_on=recorded[0] if other else None)
     return rep
 
 
@@ -318,6 +343,13 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
         return render([{c: r.get(c) for c in cols} | {"shape": rr.get("shape")} for r, rr in zip(rep.rows, rows + [{}] * len(rep.rows), strict=False)], "csv", columns=cols)
     head = (f"{rep.path}\narch {rep.arch} ({rep.arch_source}); {s['kernels']} kernels, {rep.gpu_time_us:,.1f} us of GPU time; "
             f"predicted (identified with a case): {rep.identified_share:.1%}; family known from the name: {rep.named_share:.1%}\n")
+    if rep.identified_us > 0:
+        where = f" on {rep.recorded_on}" if rep.recorded_on else ""
+        head += (f"identified kernels: {rep.identified_us:,.1f} us measured{where}, {rep.predicted_total_us:,.1f} us predicted on "
+                 f"{rep.arch} (x {rep.predicted_total_us / rep.identified_us:.3g})\n")
+    if rep.recorded_on:
+        head += (f"note: recorded on {rep.recorded_on}, predicted on {rep.arch}: efficiency and achieved_of_limit would compare "
+                 "two GPUs and are left out\n")
     text = head + "\n" + render(rows, fmt, columns=cols, title=f"kernels by total time (top {min(len(rep.rows), top or len(rep.rows))} of {len(rep.rows)})")
     fam: dict[str, dict] = {}
     for r in rep.rows:
