@@ -107,3 +107,14 @@ def test_bad_input(cli, tmp_path):
         ["roofline", "--measured", str(tmp_path / "missing"), "-o", str(tmp_path / "r.png")],
         tmp_path / "r.png",
     )
+
+
+def test_a_workload_predicted_on_another_gpu_says_so(cli):
+    """--arch naming a GPU other than the one sysinfo.csv records (gfx or CU count) is allowed (a
+    what-if), but the errors then compare two GPUs, and the report says so; the recorded GPU
+    itself adds no such note."""
+    other = cli("validate", MIXBENCH_MI200, "--arch", "mi300x", "--top", "1")
+    assert other.exit_code == 0, other.output
+    assert "recorded on mi200 (gfx90a, 104 CUs), predicted on mi300x" in other.output
+    same = cli("validate", MIXBENCH_MI200, "--arch", "mi210", "--top", "1")
+    assert same.exit_code == 0 and "recorded on" not in same.output

@@ -20,6 +20,9 @@ def pick_arch(
     notes: list[str] = []
     if arch is not None:
         a = load_arch(arch)
+        other = _recorded_elsewhere(wl, a)
+        if other:
+            notes.append(f"recorded on {other}, predicted on {a.key}: each error and explanation compares two GPUs")
     else:
         gfx = (wl.gfx or "").lower()
         if not gfx:
@@ -54,3 +57,16 @@ def pick_arch(
             a.cus = int(cus)
             notes.append(f"CU count overridden: {cus}")
     return a, notes
+
+
+def _recorded_elsewhere(wl, a: Arch) -> str:
+    """The GPU the workload's sysinfo names when it is not ``a`` (another gfx target or CU
+    count), else ""."""
+    gfx, cu = (wl.gfx or "").lower(), wl.sysinfo.get("cu")
+    try:
+        cu = int(cu) if cu not in (None, "") else None
+    except (TypeError, ValueError):
+        cu = None
+    if (gfx and gfx != a.gfx.lower()) or (cu is not None and cu != a.cus):
+        return f"{wl.sysinfo.get('gpu_model') or gfx or 'another GPU'} ({gfx or '?'}, {cu if cu is not None else '?'} CUs)"
+    return ""
