@@ -362,7 +362,7 @@ def test_a_trace_predicted_on_another_gpu_is_a_what_if():
     assert any(r["efficiency"] is not None for r in same.rows)
     assert 0 < there.predicted_total_us < same.predicted_total_us  # the MI355X model is faster
     s = there.summary()
-    assert s["recorded_on"] == "mi300x" and s["predicted_us"] == pytest.approx(sum(r["predicted_us"] * r["calls"] for r in there.rows if r["predicted_us"]))
+    assert s["recorded_on"] == "mi300x" and s["identified_predicted_us"] == pytest.approx(sum(r["predicted_us"] * r["calls"] for r in there.rows if r["predicted_us"]))
     text = render_trace_report(there)
     assert "measured on mi300x" in text and "predicted on mi355x" in text and "left out" in text
     # a device the trace names only by gfx and CU count fits several specs: any of them is its own GPU

@@ -165,7 +165,6 @@ def op_record(ev: dict, index: int = 0) -> OpRecord | None:
                     kwargs=kwargs)
 
 
-
 def _strides(raw, shape) -> tuple | None:
     """A tensor argument's ``Input Strides`` entry as a tuple of ints, when it matches its shape."""
     if not isinstance(shape, tuple) or not isinstance(raw, list) or len(raw) != len(shape):

@@ -99,7 +99,7 @@ class TraceReport:
         out = {
             "trace": self.path, "arch": self.arch, "arch_from": self.arch_source, "kernels": sum(r["kernels"] for r in self.rows),
             "gpu_time_us": self.gpu_time_us, "identified_share": self.identified_share, "named_share": self.named_share,
-            "identified_us": self.identified_us, "predicted_us": self.predicted_total_us,
+            "identified_us": self.identified_us, "identified_predicted_us": self.predicted_total_us,
             "not_identified": {k: v / self.gpu_time_us for k, v in sorted(self.reasons.items(), key=lambda x: -x[1])} if self.gpu_time_us else {},
         }
         if self.recorded_on is not None:
@@ -115,14 +115,13 @@ def _short(name: str) -> str:
 
 def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "bf16") -> TraceReport:
     """Read a chrome trace, identify its kernels, predict them on ``arch`` (default: the trace's)."""
+    from perfmodel.arch import arch_keys
     from perfmodel.prediction import evaluate, normalize_all
     from perfmodel.record import rows as prediction_rows
 
     tr = read_chrome_trace(path)
     recorded, _ = recorded_archs(tr)
     arch, src = _trace_arch(tr, arch, path)
-    from perfmodel.arch import arch_keys
-
     other = recorded and arch in arch_keys() and arch not in recorded  # a known GPU the trace was not recorded on
     if not tr.kernels:
         raise InputError("no GPU kernels (cat 'kernel') in this trace; was it recorded with CUDA/HIP activities?", where=str(path))
