@@ -77,3 +77,20 @@ def test_collective_kinds_and_one_rank():
 def test_arch_without_interconnect_is_an_input_error():
     with pytest.raises(InputError, match="interconnect"):
         _one("allreduce", arch="mi300a", bytes=2**20, ranks=8)
+
+
+def test_broadcast_and_reduce_are_pipelined_rings():
+    """NCCL and RCCL run broadcast and reduce as a ring only: every link of the ring carries the
+    whole buffer (bus bandwidth = algorithm bandwidth), in the n steps their tuning model counts;
+    a reduce adds the received partial sums, a broadcast computes nothing."""
+    s, n = 256 * 2**20, 8
+    for kind in ("broadcast", "reduce"):
+        r = _one(kind, bytes=s, ranks=n)
+        assert r["bound"] == "memory:link"
+        expect = s / (7 * 64e9) + n * STEP_LATENCY_US["xgmi"][1] * 1e-6
+        assert r["terms_us"]["memory:link"] == pytest.approx(expect * 1e6, rel=1e-9)
+        with pytest.raises(InputError, match="ring only"):
+            _one(kind, bytes=s, ranks=n, algo="oneshot")
+    assert _one("broadcast", bytes=s, ranks=n)["flops"] == 0
+    assert _one("reduce", bytes=s, ranks=n)["flops"] > 0
+    assert _one("broadcast", bytes=s, ranks=1)["terms_us"]["memory:link"] == 0

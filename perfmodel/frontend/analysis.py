@@ -101,7 +101,7 @@ class ModelAnalysis:
         return _html_table(self.totals())
 
 
-COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall")
+COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
 
 
 def _html_table(rows: list[dict]) -> str:

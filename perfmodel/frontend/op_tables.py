@@ -46,7 +46,8 @@ COLLECTIVES = {
     "reduce_scatter": ("reducescatter", "in"), "_reduce_scatter_base": ("reducescatter", "in"),
     "reduce_scatter_tensor_coalesced": ("reducescatter", "in"),
     "all_to_all": ("alltoall", "in"), "all_to_allv": ("alltoall", "in"), "alltoall": ("alltoall", "in"),
-    "alltoall_base": ("alltoall", "in"),
+    "alltoall_base": ("alltoall", "in"), "broadcast": ("broadcast", "in"), "_broadcast_oop": ("broadcast", "in"),
+    "reduce": ("reduce", "in"), "_reduce_oop": ("reduce", "in"),
 }
 
 # ops that launch no kernel: views, metadata, allocation without a fill

@@ -192,7 +192,7 @@ def _foreach(rec: OpRecord, name: str, dtype: str) -> dict | str:
 def _collective(rec: OpRecord) -> dict | str:
     """A c10d collective as its ``record_param_comms`` op records it (name, element counts,
     dtype, group size; `traces.chrome.COMM_ARGS`): the interconnect model of its kind over the
-    buffer one rank holds. Broadcast, reduce, gather, scatter and point-to-point have no model."""
+    buffer one rank holds. Gather, scatter and point-to-point have no model."""
     kw = rec.kwargs
     name = str(kw["collective"])
     if name not in COLLECTIVES:

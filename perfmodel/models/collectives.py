@@ -1,7 +1,9 @@
-"""Collectives over the GPU interconnect: `allreduce`, `allgather`, `reducescatter`, `alltoall`.
+"""Collectives over the GPU interconnect: `allreduce`, `allgather`, `reducescatter`, `alltoall`,
+`broadcast`, `reduce`.
 
 A case is ``bytes`` (the buffer one rank holds: allreduce in = out; allgather the gathered
-output; reducescatter the full input; alltoall the send buffer) and ``ranks``. The link comes
+output; reducescatter the full input; alltoall the send buffer; broadcast and reduce the buffer
+sent from or reduced to the root) and ``ranks``. The link comes
 from the archspec's ``interconnect:`` list (the first GPU-to-GPU fabric; an in-package GCD link
 only for 2 ranks; PCIe where nothing else is listed). Every archspec link rate is quoted
 bidirectional, so one direction carries half of it.
@@ -15,6 +17,10 @@ NVIDIA/nccl-tests doc/PERFORMANCE.md):
 - one-shot (allreduce, allgather): every rank reads the whole buffer of each of the n-1 peers
   directly (vLLM's custom all-reduce, RCCL/NCCL "direct"), one step, (n-1) x S bytes in.
 - alltoall: pairwise direct exchange, every peer at once: one step, (n-1)/n x S bytes out.
+- broadcast and reduce: the ring only (NCCL's and RCCL's `src/graph/tuning.cc` skip every other
+  algorithm for them), the buffer pipelined along it, so every link of the ring carries all S
+  bytes (nccl-tests: bus bandwidth = algorithm bandwidth), in the n steps the tuning model
+  counts for them.
 ``algo=auto`` takes the faster of ring and one-shot for each case.
 
 Links used: on a switched fabric (NVLink through NVSwitch, as in HGX/DGX 8-GPU boards) all of a
@@ -51,6 +57,7 @@ STEP_LATENCY_US = {
 # joined, so its duration also holds the wait for the others (TraceLens's NcclAnalyser measures a
 # collective's communication latency from the last rank's start and reports the skew apart).
 SKEW_NOTE = "the exchange alone: one rank's measured kernel also holds its wait for the last rank to join (skew)"
+RING_ONLY = ("broadcast", "reduce")
 LL_EFFICIENCY = 0.5  # LL protocol: 4 data bytes per 8-byte store (NCCL docs, protocol LL)
 
 PARAMS = [
@@ -125,6 +132,11 @@ def collective_work(kind: str, p: dict, arch) -> Work:
     elif kind == "alltoall":
         ring = shot = _best(one, (n - 1.0) / n * s, bw, lat)
         recv_ring = recv_shot = (n - 1.0) / n * s
+    elif kind in RING_ONLY:
+        if algo == "oneshot":
+            raise InputError(f"{kind}: NCCL and RCCL run it as a ring only; algo=oneshot has no model", key="algo")
+        ring = shot = _best(np.where(n > 1, n, 0.0), s * one, bw, lat)
+        recv_ring = recv_shot = np.where(n > 1, s, 0.0)
     else:  # pragma: no cover - registration lists the kinds
         raise AssertionError(kind)
     if algo == "ring":
@@ -138,10 +150,12 @@ def collective_work(kind: str, p: dict, arch) -> Work:
     recv = np.where(pick, recv_shot, recv_ring)
     work.timed["memory:link"] = t
     work.timed_latency["memory:link"] = t_lat
-    reduce_reads = recv if kind in ("allreduce", "reducescatter") else 0.0
-    out = s if kind != "reducescatter" else s / np.maximum(n, 1.0)
+    reducing = kind in ("allreduce", "reducescatter", "reduce")
+    reduce_reads = recv if reducing else 0.0
+    # the result written beside the received data (a broadcast's received buffer is its result)
+    out = {"reducescatter": s / np.maximum(n, 1.0), "broadcast": 0.0}.get(kind, s)
     work.add_bytes(arch.memory_level, read=s + reduce_reads, write=out + recv)
-    if kind in ("allreduce", "reducescatter"):
+    if reducing:
         work.add_flops("valu", "fp32", recv / 2.0)  # one add per received element (2-byte dtypes)
     work.launch = Launch(grid=arch.cus, workgroup_size=256)
     for fab, on_it in zip(f, pick_fabric, strict=True):
@@ -184,3 +198,5 @@ allreduce = _make("allreduce", "All-reduce of `bytes` per rank over the archspec
 allgather = _make("allgather", "All-gather into `bytes` per rank (ring / direct)")
 reducescatter = _make("reducescatter", "Reduce-scatter of `bytes` per rank (ring / direct)")
 alltoall = _make("alltoall", "All-to-all of a `bytes` send buffer per rank (pairwise direct)")
+broadcast = _make("broadcast", "Broadcast of `bytes` from the root to every rank (pipelined ring)")
+reduce = _make("reduce", "Reduce of `bytes` per rank to the root (pipelined ring)")
