@@ -7,6 +7,7 @@ The Python API for notebooks::
     perfmodel.sweep("gemm", "mi300x", "bf16", m=M[:, None], n=N[None, :], k=4096).bound
     perfmodel.load_arch("mi355x").peak_flops("mfma", "fp8")
     perfmodel.validate("workloads/mixbench/mi200")     # rocprof output beside the model
+    perfmodel.validate("trace.json.gz", arch="mi355x") # a torch.profiler trace (a what-if on another GPU)
     perfmodel.plot_roofline(preds)                     # a figure (Jupyter shows it inline)
     perfmodel.kernels()                                # every kernel family and its keys
 

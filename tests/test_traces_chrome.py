@@ -370,3 +370,20 @@ def test_a_trace_predicted_on_another_gpu_is_a_what_if():
     assert "measured on mi300x" in text and "predicted on mi355x" in text and "left out" in text
     # a device the trace names only by gfx and CU count fits several specs: any of them is its own GPU
     assert validate_trace(MI250, arch="mi250").recorded_on is None
+
+
+def test_the_python_api_validates_a_trace_too(tmp_path):
+    """perfmodel.validate(trace) gives the trace report a notebook shows (before, it read the trace
+    as rocprof CSV and failed with 'no CSV header line'); the rocprof-only options are refused in
+    one line, by the API and by the CLI, rather than ignored."""
+    import perfmodel
+
+    rep = perfmodel.validate(str(COMPILED), top=3)
+    assert rep.rows and rep.summary()["identified_share"] == pytest.approx(1.0)
+    assert "kernels by total time (top 3 of" in repr(rep) and rep._repr_html_().startswith("<pre>")
+    with pytest.raises(InputError, match="only for rocprof workloads"):
+        perfmodel.validate(str(COMPILED), sclk_mhz=1000)
+    out = tmp_path / "r.md"
+    r = CliRunner().invoke(cli, ["validate", str(COMPILED), "--per-dispatch", "--cus", "80", "-o", str(out)])
+    assert r.exit_code == 2 and "--per-dispatch: only for rocprof workloads" in r.output and "(nor --cus)" in r.output
+    assert not out.exists()

@@ -124,6 +124,7 @@ def validate_command(
         return
     workload = workloads[0]
     if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
+        traces.refuse_options(workload, **{"--per-dispatch": per_dispatch, "--sclk": sclk, "--cus": cus, "--kernel": kernel_filter})
         for target in targets:
             text, n = traces.render(
                 workload, arch=arch, manifest=manifest, fmt=fmt_for(target), top=top or 30

@@ -18,6 +18,17 @@ def detect(path) -> bool:
     return is_chrome_trace(path) and not has_counter_records(path)
 
 
+def refuse_options(path, **options) -> None:
+    """One error line naming the rocprof-only options given for a trace (per-dispatch rows,
+    clock and CU overrides, the kernel-name filter), which the trace report would ignore."""
+    from perfmodel.errors import InputError
+
+    given = [name for name, value in options.items() if value]
+    if given:
+        also = f" (nor {', '.join(given[1:])})" if len(given) > 1 else ""
+        raise InputError(f"only for rocprof workloads, not a torch.profiler trace{also}", where=str(path), key=given[0])
+
+
 def validate_trace(path, arch=None, manifest=None, dtype="bf16"):
     from perfmodel.traces.report import validate_trace as _v
 

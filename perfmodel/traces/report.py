@@ -81,6 +81,25 @@ class TraceReport:
     # the GPU the trace was recorded on when the predictions are for another one (--arch): a
     # what-if, where predicted / measured compares two GPUs and is left out
     recorded_on: str | None = None
+    top: int | None = 30  # kernel rows a rendered table shows
+
+    def render(self, fmt: str = "table") -> str:
+        """The report as ``table``, ``md``, ``csv``, ``json`` or ``jsonl`` text."""
+        return render_trace_report(self, fmt, self.top)
+
+    def to_pandas(self):
+        """A pandas DataFrame of the kernel rows (needs pandas; perfmodel does not install it)."""
+        from perfmodel.tables import to_pandas
+
+        return to_pandas(self.rows)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(self.render('table'))}</pre>"
+
+    def __repr__(self) -> str:
+        return self.render("table")
 
     @property
     def identified_share(self) -> float:

@@ -103,8 +103,17 @@ def validate(
     kernel_filter: str | None = None,
     top: int | None = None,
 ) -> Validation:
-    """Read a workload, derive measurements, identify kernels, predict them and compare."""
+    """Read a workload, derive measurements, identify kernels, predict them and compare. A
+    torch.profiler chrome trace (or a rocprofv3 kernel-trace JSON) gives its `TraceReport`
+    instead, as `perfmodel validate TRACE` prints it."""
+    from perfmodel import traces
     from perfmodel.counters import derive_workload
+
+    if traces.detect(path):
+        traces.refuse_options(path, per_dispatch=per_dispatch, sclk_mhz=sclk_mhz, cus=cus, kernel_filter=kernel_filter)
+        rep = traces.validate_trace(path, arch=arch.key if isinstance(arch, Arch) else arch, manifest=manifest)
+        rep.top = top or rep.top
+        return rep
 
     man, wl, a, notes, ach, peak, flt, target = prepare(path, arch, manifest, sclk_mhz, cus, kernel_filter)
     rows: list[dict] = []
