@@ -42,6 +42,7 @@ _LAZY = {
     "plot_times": ("perfmodel.plots.api", "plot_times"),
     "plot_terms": ("perfmodel.plots.api", "plot_terms"),
     "plot_bound_map": ("perfmodel.plots.api", "plot_bound_map"),
+    "plot_trace": ("perfmodel.plots.api", "plot_trace"),
 }
 
 __all__ = sorted(_LAZY)

@@ -29,6 +29,7 @@ COMMANDS = [
         "--kernel", "benchmark_func<(float|double|__half2|HIP_vector)", "--top", "8", "-o", f"{IMG}/mixbench-mi210.png",
     ],
     ["roofline", "--measured", f"{ROC}/tests_workloads_2024/vcopy/MI200", "-o", f"{IMG}/vcopy-mi210.png"],
+    ["validate", "tests/data/traces/sglang_Qwen3-8B_prefilldecode.json.gz", "-o", f"{IMG}/trace-sglang-mi300x.png"],
 ]
 
 

@@ -387,3 +387,32 @@ def test_the_python_api_validates_a_trace_too(tmp_path):
     r = CliRunner().invoke(cli, ["validate", str(COMPILED), "--per-dispatch", "--cus", "80", "-o", str(out)])
     assert r.exit_code == 2 and "--per-dispatch: only for rocprof workloads" in r.output and "(nor --cus)" in r.output
     assert not out.exists()
+
+
+def test_a_trace_chart_per_kernel_family(tmp_path):
+    """plot_trace: one row per kernel family (the collectives as one), the measured time split
+    into identified and unpredicted kernels, and the model's time on each report's GPU; `validate
+    TRACE -o x.png` writes it. An image of a rocprof workload is the roofline command's, and
+    validate says so instead of writing a table into a .png (as it did before)."""
+    import perfmodel
+    from perfmodel.plots.trace_chart import family_times
+
+    comms = perfmodel.validate(str(COMMS))
+    fam = family_times(comms)
+    assert set(fam) >= {"collective", "conv2d"} and "allreduce" not in fam
+    assert fam["collective"]["identified"] > 0 and fam["collective"]["other"] > 0 and fam["conv2d"]["identified"] == 0
+    same, there = perfmodel.validate(str(PREFILL)), perfmodel.validate(str(PREFILL), arch="mi355x")
+    fig = perfmodel.plot_trace([same, there])
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["measured on mi300x", "measured, not predicted", "predicted on mi300x", "predicted on mi355x"]
+    with pytest.raises(InputError, match="different traces"):
+        perfmodel.plot_trace([same, comms])
+    png = tmp_path / "t.png"
+    r = CliRunner().invoke(cli, ["validate", str(COMMS), "-o", str(png)])
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    from data_paths import MIXBENCH_MI200
+
+    bad = tmp_path / "w.png"
+    r = CliRunner().invoke(cli, ["validate", str(MIXBENCH_MI200), "-o", str(bad)])
+    assert r.exit_code == 2 and "roofline --measured" in r.output and not bad.exists()

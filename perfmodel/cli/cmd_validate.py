@@ -9,6 +9,7 @@ import click
 from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
 
 SUFFIX_FORMATS = {".md": "md", ".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".txt": "table"}
+IMAGE_SUFFIXES = (".png", ".svg", ".pdf")  # a trace's chart (`plot_trace`)
 
 
 @click.command("validate")
@@ -108,6 +109,11 @@ def validate_command(
     def fmt_for(target):
         return fmt if fmt_given or not target else SUFFIX_FORMATS.get(Path(target).suffix.lower(), fmt)
 
+    images = [t for t in targets if t and Path(t).suffix.lower() in IMAGE_SUFFIXES]
+    if images and (len(workloads) > 1 or not traces.detect(workloads[0])):
+        raise InputError("a picture of rocprof workloads is `perfmodel roofline --measured WORKLOAD -o FILE`; "
+                         "validate -o writes .md .json .jsonl .csv .txt (or a chart of one torch.profiler trace)", key="-o")
+
     options = {
         "arch": arch,
         "manifest": manifest,
@@ -125,13 +131,19 @@ def validate_command(
     workload = workloads[0]
     if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
         traces.refuse_options(workload, **{"--per-dispatch": per_dispatch, "--sclk": sclk, "--cus": cus, "--kernel": kernel_filter})
+        rep = traces.validate_trace(workload, arch=arch, manifest=manifest)
         for target in targets:
-            text, n = traces.render(
-                workload, arch=arch, manifest=manifest, fmt=fmt_for(target), top=top or 30
-            )
-            emit(text, target)
+            if target in images:  # the chart: time per kernel family, measured and predicted
+                from perfmodel.plots.api import plot_trace
+
+                plot_trace(rep, path=target)
+                click.echo(f"chart written to {target}", err=True)
+                continue
+            from perfmodel.traces.report import render_trace_report
+
+            emit(render_trace_report(rep, fmt_for(target), top or 30), target)
             if target and fmt_for(target) in ("table", "md"):
-                click.echo(f"report written to {target} ({n} rows)", err=True)
+                click.echo(f"report written to {target} ({len(rep.rows)} rows)", err=True)
         return
     if per_dispatch and not top and all(targets) and all(fmt_for(t) in ("json", "jsonl", "csv") for t in targets):
         from perfmodel.validate.stream import validate_to_files

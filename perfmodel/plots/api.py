@@ -1,5 +1,5 @@
 """The plotting functions of the Python API: ``perfmodel.plot_roofline``, ``plot_times``,
-``plot_terms``, ``plot_bandwidth``.
+``plot_terms``, ``plot_bandwidth``, ``plot_bound_map``, ``plot_trace``.
 
 Each returns a matplotlib ``Figure`` that Jupyter shows once as the cell's output (the figure
 is detached from pyplot, so it is not drawn a second time at the end of the cell) and that a
@@ -123,6 +123,15 @@ def plot_terms(preds: Iterable, *, path: str | None = None, title: str | None = 
 
     preds = list(preds)
     return _detach(draw(preds, path, title, subtitle=_describe_preds(preds)))
+
+
+def plot_trace(reports, *, path: str | None = None, title: str | None = None):
+    """GPU time per kernel family of a torch.profiler trace: measured, and predicted on the GPU of
+    each report (`perfmodel.validate(trace, arch=...)`; one report or several of the same trace)."""
+    from perfmodel.plots.trace_chart import plot_trace as draw
+
+    reports = [reports] if hasattr(reports, "rows") else list(reports)
+    return _detach(draw(reports, path, title))
 
 
 def plot_bound_map(sweep, x, y, *, xlabel: str = "", ylabel: str = "", title: str | None = None, path: str | None = None):

@@ -2,7 +2,7 @@
 joined to their aten ops, identified, predicted and compared, weighted by GPU time.
 
 The hook for `perfmodel validate` (and the readers' format table): `detect(path)` says whether a
-path is such a trace, `render(path, ...)` returns the rendered report.
+path is such a trace, `validate_trace(path, ...)` returns its report (`traces.report.TraceReport`).
 """
 
 from __future__ import annotations
@@ -34,10 +34,3 @@ def validate_trace(path, arch=None, manifest=None, dtype="bf16"):
 
     return _v(path, arch=arch, manifest=manifest, dtype=dtype)
 
-
-def render(path, arch=None, manifest=None, fmt: str = "table", top: int | None = 30) -> tuple[str, int]:
-    """(rendered report, number of kernel rows) for the chrome trace at ``path``."""
-    from perfmodel.traces.report import render_trace_report
-
-    rep = validate_trace(path, arch=arch, manifest=manifest)
-    return render_trace_report(rep, fmt, top), len(rep.rows)
