@@ -305,6 +305,21 @@ def test_stencil_no_jump_when_planes_spill(mi250x):
     assert np.all(per_point[3:] > 16) and np.all(per_point[3:] < 16.2)
 
 
+def test_stencil_naive_kernel_reads_the_z_planes_again(mi250x, mi300x):
+    """blocked=false, the naive kernel (AMD lab notes' kernel 1, one thread per point): where the
+    3 planes miss L2 (MI250X 1024^2 x 128 fp64: 24 MiB > 8 MiB) both z neighbours cross L2 again,
+    3 G read from HBM instead of the blocked kernel's G plus halos; where they fit (512^3) the two
+    kernels move the same bytes; a memory-side cache that holds the planes (MI300X's 256 MiB MALL)
+    serves the re-reads and HBM still sees the grid once."""
+    cells = 1024 * 1024 * 128
+    w = run("stencil", mi250x, "fp64", nx=1024, ny=1024, nz=128, points=7, blocked=False)
+    assert val(w.bytes_read, "hbm") == 3 * 8 * cells and val(w.bytes_write, "hbm") == 8 * cells
+    fits = [run("stencil", mi250x, "fp64", nx=512, ny=512, nz=512, points=7, blocked=b) for b in (True, False)]
+    assert val(fits[0].bytes_read, "hbm") == val(fits[1].bytes_read, "hbm") == 8 * 512**3
+    w = run("stencil", mi300x, "fp64", nx=1024, ny=1024, nz=128, points=7, blocked=False)
+    assert val(w.bytes_read, "mall") == 3 * 8 * cells and val(w.bytes_read, "hbm") == 8 * cells
+
+
 def test_stencil_mi300x_mall(mi300x):
     # MI300X 1024^2 x 128 fp64: planes 24 MiB > 4 MiB per-XCD L2: blocked in x-y, the MALL
     # serves the grid plus the blocks' halos, HBM the compulsory G (grid 1 GiB > MALL)
@@ -442,7 +457,7 @@ def test_params_registered():
     assert list(get_model("transpose").params) == ["rows", "cols"]
     for k in ("softmax", "layernorm", "rmsnorm"):
         assert list(get_model(k).params) == ["rows", "cols", "reads", "writes", "phase"]
-    assert list(get_model("stencil").params) == ["nx", "ny", "nz", "points", "radius", "axis"]
+    assert list(get_model("stencil").params) == ["nx", "ny", "nz", "points", "radius", "axis", "blocked"]
     assert get_model("stencil").params["points"].default == 0  # from the radius (1) and the axes
 
 

@@ -16,7 +16,9 @@ Launch: 64 x 4 work-item workgroups (one wave along x), one z plane each; each l
   z, as the fastest published stencils are: AMD lab notes' Laplacian series) so that one block's
   planes stay in L2, and only the blocks' x-y halos are read again (`_block_halo`); on several
   XCDs with private L2s, the unblocked kernel's neighbours on other XCDs are fetched again
-  past L2 (`_xcd_apart`);
+  past L2 (`_xcd_apart`). ``blocked=false`` is the naive kernel (one thread per point, the lab
+  notes' kernel 1): where the planes miss L2 each z-neighbour plane crosses it again, and every
+  level beyond sees them up to a cache that holds the 2r+1 planes (a memory-side cache);
 - writes: G at every level the grid's traffic reaches (no read-for-ownership).
 The warm steady state applies throughout: a grid (input + output) that fits a cache is served
 from it (`traffic.stream_traffic`).
@@ -97,6 +99,8 @@ def _shape(p: dict, nx, ny, nz):
         Param("points", int, 0, minimum=0, help="points per output: 3-D star 7/13/19/25, 27 box; 2-D (nz=1) 5/9; 0 = from radius"),
         Param("radius", int, 0, minimum=0, help="stencil radius r (0: from points, else 1)"),
         Param("axis", str, "all", choices=AXES, help="all: star over every axis; x/y/z: 1-D derivative along one axis"),
+        Param("blocked", bool, True, help="true: the fastest form, x-y blocks marched along z where the planes miss L2; "
+              "false: the naive kernel (one thread per point), which reads the z-neighbour planes again from beyond L2"),
     ],
     doc="3-D/2-D star or box stencil, or a 1-D derivative along one axis; one output per grid point",
     default_dtype="fp64",
@@ -128,11 +132,17 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     caps = traffic.serving_capacities(arch)
     beyond = sc.beyond(arch, "l2")
     apart = _xcd_apart(arch, nx, ny, zr, hx, hy, box)
+    naive = not bool(p.get("blocked", True))
     for i, lv in enumerate(beyond):
         # a neighbouring block's halo was read moments ago: a memory-side cache serves it
         served = lv not in caps and any(c in caps for c in beyond)
         # the unblocked kernel on several XCDs: the first level beyond L2 serves every re-fetch
         factor[lv] = np.where(miss & (not served), halo, np.where(miss | (i > 0), 1.0, apart))
+        if naive:  # no blocking: the 2r z-neighbour planes cross L2 again, up to a cache that holds them
+            held = np.zeros_like(planes, dtype=bool)
+            for c in beyond[:i]:
+                held = held | (planes <= caps.get(c, 0.0))
+            factor[lv] = np.where(miss & ~held, np.where(box, l2_box, zr + 1), factor[lv])
     for lv in br:
         w.add_bytes(lv, read=br[lv] * factor.get(lv, 1.0), write=bw[lv])
 
