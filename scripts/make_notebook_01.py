@@ -4,16 +4,8 @@ Cells that must show a figure carry ``metadata.expect_figure = true``; claims ab
 output are printed by the cells themselves, so the text cannot drift from the numbers.
 """
 
-from pathlib import Path
-
 import nbformat as nbf
-
-
-def fig_cell(src: str):
-    c = nbf.v4.new_code_cell(src)
-    c.metadata["expect_figure"] = True
-    return c
-
+from notebook_cells import fig_cell, write
 
 cells = [
     nbf.v4.new_markdown_cell(
@@ -115,5 +107,4 @@ cells = [
     fig_cell("perfmodel.plot_times(preds)"),
     fig_cell("perfmodel.plot_terms([p for p in preds if p.arch == 'mi300x'])"),
 ]
-nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-Path(__file__).resolve().parents[1].joinpath("notebooks", "01_predict.ipynb").write_text(nbf.writes(nb))
+write(cells, "01_predict.ipynb")

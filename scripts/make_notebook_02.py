@@ -3,16 +3,8 @@
 Cells that must show a figure carry ``metadata.expect_figure = true``.
 """
 
-from pathlib import Path
-
 import nbformat as nbf
-
-
-def fig_cell(src: str):
-    c = nbf.v4.new_code_cell(src)
-    c.metadata["expect_figure"] = True
-    return c
-
+from notebook_cells import fig_cell, write
 
 cells = [
     nbf.v4.new_markdown_cell(
@@ -62,5 +54,4 @@ cells = [
     nbf.v4.new_code_cell("vc = perfmodel.validate(str(VCOPY))\nvc"),
     fig_cell("perfmodel.plot_bandwidth(vc)"),
 ]
-nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-Path(__file__).resolve().parents[1].joinpath("notebooks", "02_validate.ipynb").write_text(nbf.writes(nb))
+write(cells, "02_validate.ipynb")

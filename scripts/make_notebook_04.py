@@ -3,16 +3,8 @@
 Cells that must show a figure carry ``metadata.expect_figure = true``.
 """
 
-from pathlib import Path
-
 import nbformat as nbf
-
-
-def fig_cell(src: str):
-    c = nbf.v4.new_code_cell(src)
-    c.metadata["expect_figure"] = True
-    return c
-
+from notebook_cells import fig_cell, write
 
 cells = [
     nbf.v4.new_markdown_cell(
@@ -71,5 +63,4 @@ cells = [
     ),
     fig_cell("perfmodel.plot_trace(comms)"),
 ]
-nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-Path(__file__).resolve().parents[1].joinpath("notebooks", "04_traces.ipynb").write_text(nbf.writes(nb))
+write(cells, "04_traces.ipynb")
