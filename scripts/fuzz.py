@@ -6,7 +6,8 @@
 
 Families: archspecs (`arch show`, `predict --arch FILE`), case files (`predict --cases`),
 key=value words (`predict`), workloads (`validate DIR --format json`: cell values, encodings,
-truncation, columns), rocprofv3 CSV folders, rocpd databases, rocprofv3 JSON results (`validate`
+truncation, columns), rocprofv3 CSV folders, rocpd databases, torch.profiler chrome traces
+(`validate`, a what-if, a chart, `doctor`), rocprofv3 JSON results (`validate`
 or `doctor`), manifests (`validate --cases`), YAML bombs. Every run must end in exit 0
 with sane output, or exit 2 with one `error:` line; anything else is counted and listed:
 ``traceback`` (an exception escaped), ``hang`` (over --timeout seconds), ``multiline`` (an error of
@@ -498,9 +499,57 @@ def fam_v3json(rng, tmp: Path):
     return [rng.choice(["validate", "doctor"]), str(p), "--format", "json"], [p]
 
 
+TRACES = ("resnet_ddp_comms_cut.json.gz", "torch_compile_triton.json.gz", "mi250_minitoy_train_ROCm6_2_kineto.json.gz")
+
+
+def fam_chrome(rng, tmp: Path):
+    """torch.profiler chrome traces (the real test traces): one value of an event's args (shapes,
+    concrete inputs, a collective's counts, External id, a duration) or of the metadata replaced,
+    an event dropped, bytes flipped, or the file cut; read by validate (table, JSON or a chart),
+    a what-if on another GPU, or doctor."""
+    import gzip
+
+    src = ROOT / "tests/data/traces" / rng.choice(TRACES)
+    doc = json.loads(gzip.decompress(src.read_bytes()))
+    evs = doc["traceEvents"]
+    r = rng.random()
+    if r < 0.15 and evs:
+        del evs[rng.randrange(len(evs))]
+    elif r < 0.25:
+        doc[rng.choice(["deviceProperties", "distributedInfo", "traceEvents"])] = rng.choice(JSON_BAD)
+    elif evs:
+        ev = rng.choice(evs)
+        target = ev.get("args") if isinstance(ev.get("args"), dict) and ev["args"] and rng.random() < 0.8 else ev
+        key = rng.choice(list(target))
+        value = target[key]
+        if isinstance(value, list) and value and rng.random() < 0.5:  # one entry of Input Dims / Concrete Inputs
+            value[rng.randrange(len(value))] = rng.choice(JSON_BAD + [[-1], [0, 0], ["x"], [[2**40]]])
+        else:
+            target[key] = rng.choice(JSON_BAD + [-5, 0, "[1, 2]", "True"])
+    text = json.dumps(doc)
+    p = tmp / rng.choice(["trace.json", "trace.json.gz", "trace.pt.trace.json"])
+    data = text.encode()
+    if rng.random() < 0.05:
+        data = data[: rng.randrange(1, len(data))]
+    elif rng.random() < 0.05:
+        b = bytearray(data)
+        for _ in range(rng.choice([1, 10, 100])):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        data = bytes(b)
+    p.write_bytes(gzip.compress(data) if p.suffix == ".gz" else data)
+    how = rng.choice(["json", "table", "arch", "chart", "doctor"])
+    if how == "doctor":
+        return ["doctor", str(p)], [p]
+    if how == "chart":
+        return ["validate", str(p), "-o", str(tmp / "chart.png")], [p]
+    if how == "arch":
+        return ["validate", str(p), "--arch", rng.choice(["mi355x", "h100", "rx7900xtx"]), "--format", "json"], [p]
+    return ["validate", str(p), "--format", how], [p]
+
+
 FAMILIES = {"archspec": fam_archspec, "cases": fam_cases, "kv": fam_kv, "workload": fam_workload,
             "manifest": fam_manifest, "v3dir": fam_v3dir, "passes": fam_passes, "sqlite": fam_sqlite,
-            "v3json": fam_v3json}
+            "v3json": fam_v3json, "chrome": fam_chrome}
 
 
 def main(argv=None) -> int:

@@ -416,3 +416,40 @@ def test_a_trace_chart_per_kernel_family(tmp_path):
     bad = tmp_path / "w.png"
     r = CliRunner().invoke(cli, ["validate", str(MIXBENCH_MI200), "-o", str(bad)])
     assert r.exit_code == 2 and "roofline --measured" in r.output and not bad.exists()
+
+
+def _write(tmp_path, events, name="t.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps({"deviceProperties": [{"name": "AMD Instinct MI300X"}], "traceEvents": events}))
+    return p
+
+
+def test_odd_events_are_no_shapes_and_an_invalid_case_is_one_kernel_listed(tmp_path):
+    """What scripts/fuzz.py's chrome family found (each a traceback before): args that are not a
+    dict, Input Dims / Input type / Concrete Inputs / strides that are not lists, shapes of
+    non-sizes, ids that are not ints. They read as an op without shapes. A recorded zero size
+    makes that op's case invalid: its kernel is listed with the reason and every other kernel
+    is still predicted (before, the whole report failed on it)."""
+    mm = {"name": "aten::mm", "ph": "X", "cat": "cpu_op", "ts": 0, "dur": 5,
+          "args": {"External id": 2, "Input Dims": [[128, 64], [64, 32]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}}
+    zero = {**mm, "ts": 10, "args": {**mm["args"], "External id": 1, "Input Dims": [[0, 64], [64, 32]]}}
+    odd = [
+        {"name": "aten::add", "cat": "cpu_op", "ts": 20, "args": {"External id": 3, "Input Dims": 5}},
+        {"name": "aten::add", "cat": "cpu_op", "ts": 30, "args": {"External id": 4, "Input Dims": [["x"], [2**40, -1]],
+                                                                   "Input type": 7, "Concrete Inputs": [1.5], "Input Strides": "no"}},
+        {"name": "aten::add", "cat": "cpu_op", "ts": 40, "args": ["not", "a", "dict"]},
+        {"name": "aten::add", "cat": "cpu_op", "ts": 50, "args": {"External id": {"a": 1}}},
+    ]
+    kernels = [{"name": f"Cijk_{i}", "ph": "X", "cat": "kernel", "ts": 100 + 10 * i, "dur": 3, "args": {"External id": i}} for i in (1, 2, 3, 4)]
+    kernels.append({"name": "k5", "ph": "X", "cat": "kernel", "ts": 200, "dur": 3, "args": {"External id": [5], "correlation": {}, "grid": "x"}})
+    rep = validate_trace(_write(tmp_path, [zero, mm, *odd, *kernels]))
+    assert rep.rows and any(r.get("predicted_us") for r in rep.rows)
+    assert rep.reasons["aten::mm: case not valid: m: expected a positive size, got 0"] == pytest.approx(3.0)
+    assert any("recorded without shapes" in k or "not understood" in k or "no kernel model" in k for k in rep.reasons)
+
+
+def test_a_kernel_without_a_time_is_one_error_line(tmp_path):
+    bad = {"name": "k", "ph": "X", "cat": "kernel", "ts": 0, "dur": "abc", "args": {}}
+    r = CliRunner().invoke(cli, ["validate", str(_write(tmp_path, [bad]))])
+    assert r.exit_code == 2 and "traceEvents[0]" in r.output and "dur: expected a non-negative number" in r.output
+    assert len([ln for ln in r.output.splitlines() if ln.strip()]) == 1

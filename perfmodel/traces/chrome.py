@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,8 +105,12 @@ def is_chrome_trace(path: str | Path) -> bool:
     return False
 
 
-def _concrete(v: str):
-    s = (v or "").strip()
+def _concrete(v):
+    if isinstance(v, (bool, int, float)):  # a writer that stored the value itself, not its text
+        return v
+    if not isinstance(v, str):
+        return None
+    s = v.strip()
     if s == "":
         return None
     if s in ("True", "False"):
@@ -134,20 +139,19 @@ COMM_ARGS = {"Collective name": "collective", "In msg nelems": "in_nelems", "Out
 
 def op_record(ev: dict, index: int = 0) -> OpRecord | None:
     """An `OpRecord` from a cpu_op event with ``Input Dims``; None without shapes."""
-    a = ev.get("args") or {}
+    a = _args(ev)
     dims = a.get("Input Dims")
-    if dims is None:
+    if not isinstance(dims, list):  # absent, or not what torch.profiler writes: no shapes
         if "Collective name" not in a:
             return None
         dims = []  # a collective's sizes are in its comm args
-    types = a.get("Input type") or [""] * len(dims)
-    conc = a.get("Concrete Inputs") or [""] * len(dims)
-    raw_strides = a.get("Input Strides") or []
+    types, conc, raw_strides = (_list(a.get(k)) for k in ("Input type", "Concrete Inputs", "Input Strides"))
     inputs, dtypes, scalars = [], [], []
     for i, d in enumerate(dims):
-        t = types[i] if i < len(types) else ""
+        t = types[i] if i < len(types) and isinstance(types[i], str) else ""
         c = conc[i] if i < len(conc) else ""
-        if t == "TensorList" or (isinstance(d, list) and d and isinstance(d[0], list)):
+        d = d if _sizes(d) else None  # anything but sizes (or lists of them) is no shape
+        if isinstance(d, list) and (t == "TensorList" or (d and isinstance(d[0], list))):
             inputs.append([tuple(x) for x in d if isinstance(x, list)])
             dtypes.append(None)
             scalars.append(None)
@@ -161,8 +165,44 @@ def op_record(ev: dict, index: int = 0) -> OpRecord | None:
             scalars.append(_concrete(c))
     strides = [_strides(raw_strides[i] if i < len(raw_strides) else None, x) for i, x in enumerate(inputs)]
     kwargs = {key: a[arg] for arg, key in COMM_ARGS.items() if arg in a}
-    return OpRecord(op=ev.get("name", ""), inputs=inputs, dtypes=dtypes, scalars=scalars, index=index, strides=strides,
+    return OpRecord(op=str(ev.get("name", "")), inputs=inputs, dtypes=dtypes, scalars=scalars, index=index, strides=strides,
                     kwargs=kwargs)
+
+
+def _size(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _sizes(d) -> bool:
+    """``Input Dims`` entry as torch.profiler writes it: a list of sizes, or of lists of sizes."""
+    return isinstance(d, list) and all(_size(x) or (isinstance(x, list) and all(_size(y) for y in x)) for x in d)
+
+
+def _args(ev: dict) -> dict:
+    """An event's ``args`` (an empty dict where a writer put something else there)."""
+    a = ev.get("args")
+    return a if isinstance(a, dict) else {}
+
+
+def _list(v) -> list:
+    return v if isinstance(v, list) else []
+
+
+def _id(v) -> int | str | None:
+    """An External id or correlation: an int (or its text); anything else is no id."""
+    return v if isinstance(v, (int, str)) and not isinstance(v, bool) else None
+
+
+def _time(ev: dict, key: str, where: str, index: int) -> float:
+    """A kernel event's ``dur`` or ``ts`` in us: missing is 0 (as torch.profiler omits a zero),
+    anything but a finite number is one error line naming the event."""
+    v = ev.get(key, 0.0)
+    if v is None:
+        v = 0.0
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or (key == "dur" and v < 0):
+        raise InputError(f"traceEvents[{index}] (kernel {str(ev.get('name', ''))[:60]!r}): {key}: expected a "
+                         f"{'non-negative ' if key == 'dur' else ''}number of microseconds, got {v!r}"[:300], where=where, key=key)
+    return float(v)
 
 
 def _strides(raw, shape) -> tuple | None:
@@ -172,6 +212,13 @@ def _strides(raw, shape) -> tuple | None:
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in raw):
         return None
     return tuple(raw)
+
+
+def _dims(v) -> tuple | None:
+    """A launch's grid or block: three positive integers, else unknown."""
+    if isinstance(v, list) and v and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v):
+        return tuple(v)
+    return None
 
 
 def read_chrome_trace(path: str | Path) -> ChromeTrace:
@@ -198,23 +245,24 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
         if not isinstance(ev, dict):
             continue
         cat = ev.get("cat")
-        a = ev.get("args") or {}
+        a = _args(ev)
         if cat == "kernel":
             g, b = a.get("grid"), a.get("block")
             kernels.append(Kernel(
-                name=str(ev.get("name", "")), dur_us=float(ev.get("dur", 0.0) or 0.0), ts=float(ev.get("ts", 0.0) or 0.0),
-                grid=tuple(g) if isinstance(g, list) else None, block=tuple(b) if isinstance(b, list) else None,
-                ext_id=a.get("External id"), correlation=a.get("correlation"), stream=a.get("stream"),
+                name=str(ev.get("name", "")), dur_us=_time(ev, "dur", where, i), ts=_time(ev, "ts", where, i),
+                grid=_dims(g), block=_dims(b), ext_id=_id(a.get("External id")), correlation=_id(a.get("correlation")),
+                stream=_id(a.get("stream")),
             ))
-        elif cat in ("cpu_op", "user_annotation") and "External id" in a:
+        elif cat in ("cpu_op", "user_annotation") and _id(a.get("External id")) is not None:
             eid = a["External id"]
-            ts = float(ev.get("ts", 0.0) or 0.0)
+            ts = ev.get("ts", 0.0)
+            ts = float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts) else 0.0
             prev = ops.get(eid)
             if prev is None or ts >= prev[0]:
                 ops[eid] = (ts, op_record(ev, i) if cat == "cpu_op" else None, str(ev.get("name", "")))
-        elif cat == "cuda_runtime" and "correlation" in a:
+        elif cat == "cuda_runtime" and _id(a.get("correlation")) is not None:
             launch_api[a["correlation"]] = str(ev.get("name", ""))
-            if "External id" in a:
+            if _id(a.get("External id")) is not None:
                 launch_ext[a["correlation"]] = a["External id"]
     for k in kernels:
         if k.ext_id is None and k.correlation in launch_ext:

@@ -149,7 +149,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         from perfmodel.validate.identify import load_manifest
 
         man = load_manifest(manifest)
-    k = _group_kernels(tr, man, dtype)
+    k = _group_kernels(tr, man, dtype, arch)
     preds = evaluate(normalize_all(k.cases, [arch])) if k.cases else []
     pred_rows = prediction_rows(preds)
     rows = []
@@ -194,7 +194,22 @@ class _Grouped:
     named_us: float = 0.0  # time in kernels with a known family or a case
 
 
-def _group_kernels(tr, man, dtype: str) -> _Grouped:
+def _case_problem(case: dict, arch: str, seen: dict) -> str | None:
+    """Why a case from a trace is not a valid case (a zero or negative size in the recorded
+    shapes, say), or None: such a kernel is listed with the reason, the others still predicted."""
+    from perfmodel.cases import normalize_all
+
+    key = _case_key(case)
+    if key not in seen:
+        try:
+            normalize_all([case], [arch])
+            seen[key] = None
+        except InputError as e:
+            seen[key] = f"case not valid: {e.key + ': ' if e.key else ''}{e.detail}"
+    return seen[key]
+
+
+def _group_kernels(tr, man, dtype: str, arch: str) -> _Grouped:
     """Each kernel's case (or why none), summed into its group.
 
     An op call that launches several kernels (MIOpen's convolution: layout transposes around
@@ -205,6 +220,7 @@ def _group_kernels(tr, man, dtype: str) -> _Grouped:
     out = _Grouped()
     found = []
     call_kernels: dict[int, list[int]] = {}  # op call (External id) whose op has a case -> its kernels
+    seen: dict = {}
     for ki, k in enumerate(tr.kernels):
         case, why, op = _kernel_case(tr, k, dtype)
         if case is not None and k.ext_id is not None and op is not None:  # the op's own case, not a manifest's
@@ -213,6 +229,8 @@ def _group_kernels(tr, man, dtype: str) -> _Grouped:
             mc = _manifest_case(man, k, ki)
             if mc is not None:
                 case, why = mc, None
+        if case is not None and (problem := _case_problem(case, arch, seen)) is not None:
+            case, why = None, f"{op or 'manifest'}: {problem}"
         found.append((case, why, op))
     for ki, k in enumerate(tr.kernels):
         case, why, op = found[ki]
