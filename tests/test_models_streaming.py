@@ -305,6 +305,17 @@ def test_stencil_no_jump_when_planes_spill(mi250x):
     assert np.all(per_point[3:] > 16) and np.all(per_point[3:] < 16.2)
 
 
+def test_blockwise_reduction_is_the_first_stage_alone(mi300x):
+    """partials=k: k workgroups each write one partial sum and no second stage reads them back
+    (a block-wise sum), where the default reduces to one value in two stages."""
+    n = 2**25
+    full = run("reduction", mi300x, "fp32", n=n)
+    blocks = run("reduction", mi300x, "fp32", n=n, partials=1024)
+    assert val(blocks.bytes_read, "hbm") == 4 * n and val(blocks.bytes_write, "hbm") == 4 * 1024
+    assert val(full.bytes_read, "hbm") > 4 * n and val(blocks.flops, "valu:fp32") == n
+    assert np.all(np.asarray(blocks.launch.grid) == 1024)
+
+
 def test_stencil_naive_kernel_reads_the_z_planes_again(mi250x, mi300x):
     """blocked=false, the naive kernel (AMD lab notes' kernel 1, one thread per point): where the
     3 planes miss L2 (MI250X 1024^2 x 128 fp64: 24 MiB > 8 MiB) both z neighbours cross L2 again,
@@ -417,6 +428,7 @@ def test_vectorised_100k(kernel, mi300x):
         "writes": rng.uniform(0, 4, N),
         "flops_per_element": rng.uniform(0, 16, N),
         "sfu_per_element": rng.choice([0.0, 1.0, 2.0], N),
+        "partials": rng.choice([1, 2, 1024, 65536], N),
     }
     p = {name: draw[name].astype(float) for name in m.numeric}
     if "op" in m.params:
@@ -453,7 +465,7 @@ def test_params_registered():
     assert list(get_model("elementwise").params) == ["n", "reads", "writes", "flops_per_element", "sfu_per_element"]
     e = get_model("elementwise").params
     assert (e["reads"].default, e["writes"].default, e["flops_per_element"].default) == (1, 1, 1)
-    assert list(get_model("reduction").params) == ["n"]
+    assert list(get_model("reduction").params) == ["n", "partials"]
     assert list(get_model("transpose").params) == ["rows", "cols"]
     for k in ("softmax", "layernorm", "rmsnorm"):
         assert list(get_model(k).params) == ["rows", "cols", "reads", "writes", "phase"]
