@@ -362,6 +362,8 @@ def test_a_trace_predicted_on_another_gpu_is_a_what_if():
     there = validate_trace(PREFILL, arch="mi355x")
     assert same.recorded_on is None and there.recorded_on == "mi300x"
     assert all(r["efficiency"] is None and r.get("achieved_of_limit") is None for r in there.rows)
+    # the recorded GPU's hipBLASLt tiles are timed on that GPU only, not in the what-if
+    assert any("at_kernel_tile_us" in r for r in same.rows) and not any("at_kernel_tile_us" in r for r in there.rows)
     assert any(r["efficiency"] is not None for r in same.rows)
     assert 0 < there.predicted_total_us < same.predicted_total_us  # the MI355X model is faster
     s = there.summary()

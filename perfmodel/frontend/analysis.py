@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from perfmodel.frontend.opmap import NO_KERNEL, OpRecord, to_case
+from perfmodel.models.collectives import KINDS
 
 LAYER = re.compile(r"^(.*?layers\.\d+)(\.|$)")
 
@@ -65,7 +66,7 @@ class ModelAnalysis:
                 row["decode_us_per_token"] = t
             elif phase == "prefill":
                 row["prefill_us"] = t
-            comm = sum(r["time_us"] for r in self.rows if r["arch"] == a and r["kernel"] in COLLECTIVES)
+            comm = sum(r["time_us"] for r in self.rows if r["arch"] == a and r["kernel"] in KINDS)
             row["collective_us"] = comm
             sb = self.meta.get("stream_bytes")
             if sb:
@@ -101,7 +102,6 @@ class ModelAnalysis:
         return _html_table(self.totals())
 
 
-COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce")
 
 
 def _html_table(rows: list[dict]) -> str:
@@ -183,7 +183,7 @@ def analyze_records(
         if case is None:
             unsupported.append({"op": r.op, "module": r.module, "shapes": r.shapes_text(), "reason": why})
             continue
-        if dtype and case.get("kernel") not in COLLECTIVES and case.get("dtype") in ("bf16", "fp16", "fp32", "fp8"):
+        if dtype and case.get("kernel") not in KINDS and case.get("dtype") in ("bf16", "fp16", "fp32", "fp8"):
             case["dtype"] = dtype  # the model as if run in `dtype` (floating-point ops only)
         if linears:
             quantize_linear(case, r.module, linears)

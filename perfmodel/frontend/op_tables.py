@@ -39,7 +39,7 @@ SCALAR_TYPES = {
 # c10d's collective names (ProcessGroupNCCL's RECORD_PARAM_COMMS_DATA colName) -> (our collective,
 # which recorded element count is the model's ``bytes``: the buffer one rank holds, see
 # models/collectives.py). A barrier is an all-reduce of one byte (ProcessGroupNCCL::barrier).
-COLLECTIVES = {
+C10D_COLLECTIVES = {
     "allreduce": ("allreduce", "in"), "allreduce_coalesced": ("allreduce", "in"), "barrier": ("allreduce", 1),
     "all_gather": ("allgather", "out"), "allgather": ("allgather", "out"), "_allgather_base": ("allgather", "out"),
     "allgather_into_tensor_coalesced": ("allgather", "out"), "all_gather_into_tensor_coalesced": ("allgather", "out"),

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from perfmodel.frontend.op_tables import (
     ATTENTION_OPS,
+    C10D_COLLECTIVES,
     CAT_OPS,
-    COLLECTIVES,
     DTYPE_NAMES,
     GATHER_OPS,
     INT_SIZES,
@@ -195,9 +195,9 @@ def _collective(rec: OpRecord) -> dict | str:
     buffer one rank holds. Gather, scatter and point-to-point have no model."""
     kw = rec.kwargs
     name = str(kw["collective"])
-    if name not in COLLECTIVES:
+    if name not in C10D_COLLECTIVES:
         return f"collective {name}: no kernel model"
-    kind, count = COLLECTIVES[name]
+    kind, count = C10D_COLLECTIVES[name]
     size, dtype = SCALAR_TYPES.get(str(kw.get("comm_dtype")), (None, None))
     nelems = kw.get(f"{count}_nelems") if isinstance(count, str) else count
     if count == 1:  # a barrier: one byte

@@ -58,6 +58,8 @@ STEP_LATENCY_US = {
 # collective's communication latency from the last rank's start and reports the skew apart).
 SKEW_NOTE = "the exchange alone: one rank's measured kernel also holds its wait for the last rank to join (skew)"
 RING_ONLY = ("broadcast", "reduce")
+# every collective this module registers (the kernel names `analysis` and the trace chart group)
+KINDS = ("allreduce", "allgather", "reducescatter", "alltoall", *RING_ONLY)
 LL_EFFICIENCY = 0.5  # LL protocol: 4 data bytes per 8-byte store (NCCL docs, protocol LL)
 
 PARAMS = [

@@ -19,12 +19,12 @@ from perfmodel.plots.charts import _axes, _title, fmt_us
 def family_times(rep) -> dict[str, dict[str, float]]:
     """Per family: measured time of its identified and other kernels, and the model's time. The
     collective models share one row, "collective", the family the kernel names give RCCL/NCCL."""
-    from perfmodel.frontend.analysis import COLLECTIVES
+    from perfmodel.models.collectives import KINDS
 
     out: dict[str, dict[str, float]] = {}
     for r in rep.rows:
         fam = r.get("kernel") or (r["family"] if r["family"] != "-" else "unknown")
-        fam = "collective" if fam in COLLECTIVES else fam
+        fam = "collective" if fam in KINDS else fam
         d = out.setdefault(fam, {"identified": 0.0, "other": 0.0, "predicted": 0.0})
         if r.get("predicted_us") is not None:
             d["identified"] += r["measured_total_us"]

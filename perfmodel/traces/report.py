@@ -141,7 +141,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
     tr = read_chrome_trace(path)
     recorded, _ = recorded_archs(tr)
     arch, src = _trace_arch(tr, arch, path)
-    other = recorded and arch in arch_keys() and arch not in recorded  # a known GPU the trace was not recorded on
+    other = bool(recorded) and arch in arch_keys() and arch not in recorded  # a known GPU the trace was not recorded on
     if not tr.kernels:
         raise InputError("no GPU kernels (cat 'kernel') in this trace; was it recorded with CUDA/HIP activities?", where=str(path))
     man = None
@@ -149,7 +149,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         from perfmodel.validate.identify import load_manifest
 
         man = load_manifest(manifest)
-    k = _group_kernels(tr, man, dtype, arch)
+    k = _group_kernels(tr, man, dtype, arch, pin=not other)
     preds = evaluate(normalize_all(k.cases, [arch])) if k.cases else []
     pred_rows = prediction_rows(preds)
     rows = []
@@ -209,14 +209,16 @@ def _case_problem(case: dict, arch: str, seen: dict) -> str | None:
     return seen[key]
 
 
-def _group_kernels(tr, man, dtype: str, arch: str) -> _Grouped:
+def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True) -> _Grouped:
     """Each kernel's case (or why none), summed into its group.
 
     An op call that launches several kernels (MIOpen's convolution: layout transposes around
     its implicit GEMM; a batch norm's statistics and transform kernels) is one prediction of the
     whole op, so its kernels count as one call of the group of its longest kernel, with their
     durations summed (as validation/extract_traces.py measures an op): comparing each kernel
-    with the whole op's prediction would time a transpose against the convolution."""
+    with the whole op's prediction would time a transpose against the convolution. ``pin``:
+    also time each hipBLASLt kernel at its own tile (`_at_kernel_tile`); not in a what-if, where
+    that tile is the recorded GPU's library's choice, not one the other GPU would run."""
     out = _Grouped()
     found = []
     call_kernels: dict[int, list[int]] = {}  # op call (External id) whose op has a case -> its kernels
@@ -252,7 +254,7 @@ def _group_kernels(tr, man, dtype: str, arch: str) -> _Grouped:
         g = out.groups.setdefault((k.name, key_case, op), {
             "kernel_name": _short(k.name), "family": fam or "-", "op": op or "-", "case": case, "calls": 0,
             "measured_total_us": 0.0, "detail": detail, "reason": None if case else out.reasons and reason,
-            "pinned": _at_kernel_tile(k, case), "kernels_per_call": 1, "kernels": 0})
+            "pinned": _at_kernel_tile(k, case) if pin else None, "kernels_per_call": 1, "kernels": 0})
         g["calls"] += 1
         g["kernels"] += n
         g["measured_total_us"] += dur
