@@ -646,6 +646,27 @@ def _epilogue_drain(arch: Arch, occ: dict, L, first_principles: bool, clock: flo
     return secs
 
 
+def _split_reduction(arch: Arch, occ: dict, L, alone, rounds, first_principles: bool, clock: float):
+    """Seconds an in-kernel split-K reduction adds after the main loop (`Launch.reduce_bytes`).
+
+    hipBLASLt's MultipleBufferSingleKernel split-K (and CK's): every split writes its fp32
+    partial tile, and the last workgroup to reach a tile reads the other splits' partials and
+    sums them before it writes C. That read is one workgroup's, through its own CU's L1, while
+    the other splits' CUs have finished; the tiles reduced at once share the L2. AMD's analytical
+    GEMM model times it the same way: (GSU - 1) x MT0 x MT1 x 4 B over one CU's L1 bus width,
+    against the L2's width per reducing CU (ROCm/rocm-libraries `shared/origami`, tensilelite
+    simulator `getMultipleBufferSingleKernelOverhead`). Paid by every round where a tile runs
+    ``alone`` on its CU, else once (other resident tiles run their main loops meanwhile)."""
+    per_wg = np.asarray(L.reduce_bytes, dtype=float)
+    if not np.any(per_wg > 0):
+        return 0.0
+    l1_per_cu = bandwidth(arch, "l1", first_principles)[0] * clock / arch.cus
+    reducers = np.minimum(occ["grid"], arch.cus * occ["wgs_per_cu"]) / np.maximum(np.asarray(L.split_k, dtype=float), 1.0)
+    l2 = bandwidth(arch, "l2", first_principles)[0] * clock
+    secs = np.maximum(per_wg / l1_per_cu, reducers * per_wg / l2)
+    return secs * select(alone, rounds, 1.0)
+
+
 def _timed_terms(work: Work, shape, terms: _Terms) -> None:
     """Terms a model timed itself (interconnect transfers: bytes / link bandwidth + per-step
     latency); the naive roofline keeps the bandwidth part, and the term is latency-bound when
@@ -860,6 +881,7 @@ def estimate(
         # Hopper's kernels are persistent: their producer warps load the next tile's first K
         # steps during the current tile's epilogue, so only the first round fills the pipeline
         fill = fill + _pipeline_fill(L, faster, rounds, alone & (arch.vendor == "AMD"), shape)
+        fill = fill + _split_reduction(arch, occ, L, alone, rounds, first_principles, clock[0])
     if L is not None and np.any(np.asarray(L.kernel_latencies) > 0):  # once per kernel, not per round
         fill = fill + np.asarray(L.kernel_latencies, dtype=float) * lat
     overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None

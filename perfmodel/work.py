@@ -72,6 +72,9 @@ class Launch:
     # bytes one workgroup of a tiled kernel writes after its main loop (a GEMM's C tile, an
     # attention tile's O): with one workgroup per CU nothing overlaps that write
     epilogue_bytes: Any = 0.0
+    # bytes the last workgroup of each split-K tile reads back, alone, to sum the other splits'
+    # partial tiles before it writes C (hipBLASLt's in-kernel MultipleBufferSingleKernel reduction)
+    reduce_bytes: Any = 0.0
     # the waves of a workgroup meet at a barrier every step of the main loop (attention backward:
     # dS is shared through LDS), so they run each step's phases together and only other resident
     # workgroups can fill the matrix pipe while one of them runs its softmax

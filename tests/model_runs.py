@@ -20,6 +20,20 @@ def run_model(kernel: str, arch, dtype: str, **params):
     return m.fn(p, arch, dtype)
 
 
+def split_reduction_s(arch, tile: str, split: float, grid: float, wgs_per_cu: float) -> float:
+    """Seconds the last workgroup of each split-K tile spends reading the other splits' fp32
+    partial tiles through its CU's L1 (the CUs reducing at once share the L2), on an AMD grid
+    with one round of tiles (`estimate._split_reduction`), at the loaded matrix clock."""
+    from perfmodel.rates import bandwidth, loaded_core_clock
+
+    tm, tn, _ = (int(x) for x in tile.split("x"))
+    clock = loaded_core_clock(arch, [arch.matrix_pipe])[0]
+    per_wg = (split - 1) * tm * tn * 4.0
+    reducers = min(grid, arch.cus * wgs_per_cu) / split
+    l1 = bandwidth(arch, "l1")[0] * clock / arch.cus
+    return max(per_wg / l1, reducers * per_wg / (bandwidth(arch, "l2")[0] * clock))
+
+
 def pipeline_fill_s(terms_s: dict, grid: float, wgs_per_cu: float, cus: int, steps: float, amd: bool = True) -> float:
     """One main-loop step of the faster of a tiled kernel's largest compute and memory terms:
     what filling and draining its load-compute pipeline adds (`estimate._pipeline_fill`), paid

@@ -7,7 +7,7 @@ import statistics
 import numpy as np
 import pytest
 import yaml
-from model_runs import pipeline_fill_s
+from model_runs import pipeline_fill_s, split_reduction_s
 
 from perfmodel.arch import load_all, load_arch
 from perfmodel.estimate import estimate
@@ -279,7 +279,8 @@ def test_tiled_kernels_pay_pipeline_fill_and_drain():
     """A GEMM's prologue load and epilogue store are device-memory round trips no other work
     hides: a `fill` term of 2 latencies (3 with split-K's reduction), added to the body, once per
     round of tiles where one workgroup fills a CU (nothing else runs while it waits); beside them
-    the main loop's pipeline fill (one K step of the faster stage, `tests/model_runs.py`)."""
+    the main loop's pipeline fill (one K step of the faster stage, `tests/model_runs.py`) and the
+    split-K reduction's read of the other splits' partial tiles."""
     import math
 
     import perfmodel
@@ -301,7 +302,9 @@ def test_tiled_kernels_pay_pipeline_fill_and_drain():
     tm, tn, tk = (int(x) for x in skinny.tile.split("x"))
     split = skinny.grid / (math.ceil(16 / tm) * math.ceil(1024 / tn))
     pipe = pipeline_fill_s(skinny.terms_s, skinny.grid, skinny.wgs_per_cu, a.cus, math.ceil(65536 / (split * tk)))
-    assert skinny.terms_s["fill"] == pytest.approx(3 * latency_s(a, "hbm") + pipe)  # split-K
+    reduce = split_reduction_s(a, skinny.tile, split, skinny.grid, skinny.wgs_per_cu)
+    assert reduce > 0
+    assert skinny.terms_s["fill"] == pytest.approx(3 * latency_s(a, "hbm") + pipe + reduce)  # split-K
     (s,) = perfmodel.predict("stream", "mi300x", op="copy", n=2**20)
     assert "fill" not in s.terms_s
 

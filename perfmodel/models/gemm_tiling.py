@@ -90,7 +90,9 @@ def _choice_cost(
     them (`Launch.serial_latencies`): every round of tiles where a tile runs ``alone`` on its CU
     (`tiles.runs_alone`), else once; so many small rounds cost what they cost there. A split
     grid pays one more dispatch (``split_launch`` seconds) where the library reduces in a kernel
-    of its own (`split_k_reduce_kernel`), as the estimator charges it.
+    of its own (`split_k_reduce_kernel`), as the estimator charges it; elsewhere the reduction
+    inside the kernel, one workgroup per tile reading the other splits' partial tiles through its
+    CU's L1 (`estimate._split_reduction`), at the generic L1 efficiency (`Rates.reduce_s_per_byte`).
     """
     edges = edges or _Edges(m, n, rb)
     tiles_m, tiles_n = edges.tiles_m(tile.m), edges.tiles_n(tile.n)
@@ -113,6 +115,11 @@ def _choice_cost(
         rounds = np.multiply(grid1, bs, out=edges.buffer("rounds") if own else None)
         rounds *= 1.0 / r.cus
     np.ceil(rounds, out=rounds)
+    if np.ndim(split) and not split_launch:  # the in-kernel reduction (`estimate._split_reduction`),
+        # read by one workgroup per tile through its CU's L1: every round where a tile runs alone
+        reduce = (split - 1.0) * (tile.m * tile.n * PARTIAL_BYTES * r.reduce_s_per_byte)
+        if alone:
+            reduce = reduce * rounds  # before `rounds` is reused below
     cost = np.multiply(rounds, ks, out=edges.buffer("cost") if own else None)
     cost *= per_cu
     if alone:  # x * 2.0 is exact: the same product
@@ -132,6 +139,8 @@ def _choice_cost(
         split_on = split > 1
         if split_launch:
             cost = cost + np.where(split_on, split_launch, 0.0)
+        else:
+            cost = cost + reduce
         part = bs * m * n * PARTIAL_BYTES  # written once, read back once by the reduction
         l2 += part * (2.0 / r.bw.get("l2", np.inf))
         # beyond L2 where they do not fit it, as the estimator books them (`traffic.add_stream`,
@@ -619,6 +628,8 @@ def gemm_work(
             launch.kernels = select(split > 1, 2.0, 1.0)
         else:  # reduced inside the GEMM kernel: one more round trip on its critical path
             launch.serial_latencies = select(split > 1, 3.0, 2.0)
+            # and its last workgroup per tile reads the other splits' partial tiles alone
+            launch.reduce_bytes = select(split > 1, (split - 1.0) * tm * tn * PARTIAL_BYTES, 0.0)
     stage_bytes = (tm + tn * rb) * tk * elem  # one K step of the A and B panels
     stages = smem_stages(arch, stage_bytes)
     if stages is not None:  # a shared-memory pipeline: stages - 1 K steps in flight

@@ -483,6 +483,9 @@ class Rates:
     # efficiencies of `rates.bandwidth(first_principles=True)`, so the ranking, which both modes
     # share, takes no measured figure; the rates the estimator times L2-missing re-reads at
     reread: tuple[float, float] | None = None
+    # seconds per byte one CU reads through its L1 (the generic efficiency, as `reread`): the
+    # in-kernel split-K reduction's reads by the last workgroup of each tile (`Launch.reduce_bytes`)
+    reduce_s_per_byte: float = 0.0
 
     @classmethod
     def of(cls, arch, pipe: str, dtype: str) -> Rates:
@@ -494,7 +497,8 @@ class Rates:
         lat = latency_s(arch, arch.memory_level)
         mem = arch.memory_level
         reread = (bandwidth(arch, "mall", True)[0], bandwidth(arch, mem, True)[0]) if "mall" in arch.levels else None
-        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, mem, caps, cluster, lat, reread)
+        reduce = arch.cus / bandwidth(arch, "l1", True)[0] if "l1" in arch.levels else 0.0
+        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, mem, caps, cluster, lat, reread, reduce)
 
 
 def multicast_cluster(arch) -> float:
