@@ -360,7 +360,7 @@ def test_batch_norm_ops_become_batchnorm_cases():
     fwd = [None] * 5 + [True, 0.1, 1e-5]
     case, why = to_case(OpRecord(op="aten::native_batch_norm", inputs=[x, (64,), (64,), (64,), (64,)], dtypes=c, scalars=fwd))
     assert why is None and case == {"kernel": "batchnorm", "n": 512 * 64 * 56 * 56, "channels": 64, "training": True,
-                                    "phase": "fwd", "dtype": "bf16"}
+                                    "phase": "fwd", "layout": "nchw", "spatial": 56 * 56, "dtype": "bf16"}
     case, _ = to_case(OpRecord(op="aten::_native_batch_norm_legit_no_training", inputs=[x, (64,), (64,), (64,), (64,)], dtypes=c,
                                scalars=[None] * 5 + [0.1, 1e-5]))
     assert case["training"] is False
@@ -373,6 +373,21 @@ def test_batch_norm_ops_become_batchnorm_cases():
     assert (case["phase"], case["training"]) == ("bwd", True)
     case, why = to_case(OpRecord(op="aten::native_batch_norm", inputs=[(64,)], dtypes=["float"], scalars=fwd))
     assert case is None and "N x C" in why
+
+
+def test_batch_norm_layout_follows_the_input_strides():
+    """PyTorch runs its NCHW batch-norm kernels (one workgroup per channel) for a contiguous input
+    and its channels-last ones for a channels_last tensor; MIOpen's and cuDNN's ops are library
+    kernels whatever the layout (the device-filling default)."""
+    x, c = (8, 64, 28, 28), ["c10::BFloat16"] + ["float"] * 4
+    fwd = [None] * 5 + [True, 0.1, 1e-5]
+    args = dict(inputs=[x, (64,), (64,), (64,), (64,)], dtypes=c, scalars=fwd)
+    nchw, _ = to_case(OpRecord(op="aten::native_batch_norm", strides=[(64 * 784, 784, 28, 1)], **args))
+    nhwc, _ = to_case(OpRecord(op="aten::native_batch_norm", strides=[(784 * 64, 1, 28 * 64, 64)], **args))
+    lib, _ = to_case(OpRecord(op="aten::miopen_batch_norm", strides=[(64 * 784, 784, 28, 1)], **args))
+    assert (nchw["layout"], nchw["spatial"]) == ("nchw", 784)
+    assert nhwc["layout"] == "nhwc" and "spatial" not in nhwc
+    assert "layout" not in lib
 
 
 def test_convolution_backward_is_a_backward_conv2d_case():

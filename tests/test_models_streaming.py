@@ -624,6 +624,45 @@ def test_batchnorm_predictions_order_by_passes():
     assert times[("fwd", True)] == pytest.approx(1.5 * times[("fwd", False)], rel=0.15)  # 3 vs 2 streams
 
 
+def test_batchnorm_nchw_runs_one_workgroup_per_channel(mi300x):
+    """layout=nchw, PyTorch's NCHW kernels (Normalization.cuh): the statistics of a [512, 64, 112,
+    112] bf16 input run 64 workgroups of 1024 lanes (tf = 1024 per row of 12544 elements, 4 loads
+    per lane per iteration on ROCm: ceil(12544 / 4096) = 4 iterations per image, 2048 in all), one
+    memory round trip each; the backward adds the elementwise loop's ceil(12544 / 1024) = 13 per
+    image. The trace (TraceLens ResNet-18 DDP, MI300X) measured 1560 and 7217 us for these two
+    kernels: about twice the round trips' time; the device-filling default took 0.1-0.3 of it."""
+    from perfmodel.estimate import estimate
+    from perfmodel.rates import latency_s
+    from perfmodel.work import Work
+
+    lat = latency_s(mi300x, "hbm")
+    shape = dict(n=512 * 64 * 12544, channels=64, spatial=12544, layout="nchw")
+    fwd = run("batchnorm", mi300x, "bf16", **shape)
+    assert (fwd.launch.grid, fwd.launch.workgroup_size) == (64, 1024)
+    stats = estimate(Work(flops=fwd.flops, bytes_read=fwd.bytes_read, bytes_write=fwd.bytes_write, launch=fwd.launch), mi300x)
+    assert float(stats.terms["memory:hbm"][0]) == pytest.approx(512 * 4 * lat)
+    bwd = estimate(run("batchnorm", mi300x, "bf16", phase="bwd", **shape), mi300x)
+    assert float(bwd.terms["memory:hbm"][0]) == pytest.approx(512 * (4 + 13) * lat)
+    assert val(bwd.work.bytes_read, "hbm") == 4 * 2 * shape["n"] and val(bwd.work.bytes_write, "hbm") == 2 * shape["n"]
+    # ROCm builds before the 1024-lane blocks: 256 lanes (rows of 256), one load per iteration
+    old = estimate(run("batchnorm", mi300x, "bf16", block=256, **shape), mi300x)
+    assert float(old.terms["memory:hbm"][0]) == pytest.approx(512 * 49 * lat)  # ceil(12544 / 256) = 49
+    (transform,) = fwd.serial  # a device-filling grid of scalar loads: one element read and written per lane,
+    # on the lanes a row of 12544 keeps busy over its 13 passes of 1024
+    assert transform.launch.bytes_in_flight_per_wave == pytest.approx(2 * 2 * 64 * 12544 / (13 * 1024))
+
+
+def test_batchnorm_block_is_one_pytorch_builds():
+    """block names PyTorch's MAX_BLOCK_SIZE of a build: 1024 or 256 on ROCm, 512 on CUDA."""
+    import perfmodel
+
+    with pytest.raises(InputError, match="expected one of 256, 1024 for AMD") as e:
+        perfmodel.predict("batchnorm", "mi300x", n=2**20, channels=64, layout="nchw", block=512)
+    assert e.value.key == "block"
+    (h100,) = perfmodel.predict("batchnorm", "h100", n=2**20, channels=64, layout="nchw")
+    assert h100.grid == 64 and "one workgroup per channel" in h100.notes
+
+
 @pytest.mark.parametrize("kernel,flops", [("softmax", 4), ("layernorm", 13), ("rmsnorm", 9)])
 def test_row_kernel_backward_reads_the_gradient_too(mi300x, kernel, flops):
     """phase=bwd: the output gradient and the input (softmax: the output) read, the input's

@@ -24,6 +24,7 @@ import yaml
 
 # torch dtype spellings -> perfmodel dtypes: the one table the trace reader and the tracer use
 from perfmodel.frontend.op_tables import DTYPE_NAMES as DTYPE
+from perfmodel.frontend.opmap import batch_norm_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT.parent / "shared" / "data" / "traces"
@@ -32,6 +33,10 @@ URL = {
     "HolisticTraceAnalysis": "https://github.com/facebookresearch/HolisticTraceAnalysis/blob/"
     "f4d0062c382f42bd8a74838bcdad1916c7d5d2da/",
 }
+# PyTorch's NCHW batch-norm kernels that run one workgroup per channel (their block is a case key)
+PER_CHANNEL_KERNELS = ("batch_norm_collect_statistics_kernel", "batch_norm_backward_kernel")
+# case keys left out of a point's id, added after ids were first given (ids stay stable)
+ID_LEFT_OUT = ("spatial", "block")
 # trace file (relative to TRACES) -> (arch key, source key, workload)
 FILES = {
     "TraceLens/tests/traces/mi300/gaunernst_bert-small-uncased__1016001.json.gz": (
@@ -136,6 +141,14 @@ def to_case(name: str, args: dict) -> tuple[dict, dict, str] | None:
             return None
         case = {"kernel": "batchnorm", "dtype": ts[0][1], "n": prod(x), "channels": x[1], "training": flag == "True",
                 "phase": "bwd" if bwd else "fwd"}
+        strides = args.get("Input Strides") or []
+        strides = json.loads(strides) if isinstance(strides, str) else strides
+        xs = strides[1 if bwd else 0] if len(strides) > (1 if bwd else 0) else None
+        layout = batch_norm_layout(x, xs)
+        case.update({"layout": layout, "spatial": prod(x[2:])} if layout == "nchw" else {"layout": layout})
+        blocks = args.get("blocks") or set()
+        if layout == "nchw" and len(blocks) == 1:  # the per-channel kernels' workgroup size, as launched
+            case["block"] = blocks.pop()
         return case, {}, f"torch {name.split('::')[1]} (PyTorch's native batch-norm kernels)"
     dtypes = {t for _, t in ts}
     if len(dtypes) != 1:
@@ -268,6 +281,7 @@ def extract(path: Path) -> dict:
         if e.get("cat") == "kernel" and e.get("args", {}).get("External id") in ops:
             per_call[e["args"]["External id"]].append(e)
     groups: dict[tuple, list] = defaultdict(list)
+    launches: dict[tuple, dict] = {}
     for xid, kernels in per_call.items():
         op = max(ops[xid], key=lambda o: o["ts"])  # innermost op of the call
         a = op["args"]
@@ -278,7 +292,11 @@ def extract(path: Path) -> dict:
             json.dumps(a.get("Concrete Inputs")),
         )
         groups[key].append((sum(k["dur"] for k in kernels), len(kernels), kernels[0]["name"]))
-    return {"groups": groups, "ops": ops}
+        seen = launches.setdefault(key, {"Input Strides": a.get("Input Strides"), "blocks": set()})
+        for k in kernels:  # the workgroup size of PyTorch's per-channel batch-norm kernels, as launched
+            if any(p in k["name"] for p in PER_CHANNEL_KERNELS) and isinstance(k.get("args", {}).get("block"), list):
+                seen["blocks"].add(prod(k["args"]["block"]))
+    return {"groups": groups, "ops": ops, "launches": launches}
 
 
 def main(argv=None) -> int:
@@ -292,7 +310,8 @@ def main(argv=None) -> int:
         if not path.exists():
             print(f"missing {path}")
             continue
-        g = extract(path)["groups"]
+        found = extract(path)
+        g = found["groups"]
         repo = rel.split("/")[0]
         url = URL[repo] + rel.split("/", 1)[1]
         for (name, dims, types, conc), calls in sorted(g.items()):
@@ -302,6 +321,7 @@ def main(argv=None) -> int:
                     "Input Dims": json.loads(dims),
                     "Input type": json.loads(types),
                     "Concrete Inputs": json.loads(conc),
+                    **found["launches"][(name, dims, types, conc)],
                 },
             )
             if m is None:
@@ -310,7 +330,7 @@ def main(argv=None) -> int:
             durs = sorted(c[0] for c in calls)
             nk = sorted({c[1] for c in calls})
             entry = {
-                "id": f"{skey}:{name.split('::')[-1]}:{'x'.join(str(v) for k, v in case.items() if isinstance(v, int) and not isinstance(v, bool))}:{case['dtype']}",
+                "id": f"{skey}:{name.split('::')[-1]}:{'x'.join(str(v) for k, v in case.items() if isinstance(v, int) and not isinstance(v, bool) and k not in ID_LEFT_OUT)}:{case['dtype']}",
                 "arch": arch,
                 "case": case,
                 "measured": {

@@ -706,7 +706,23 @@ def _batch_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     if isinstance(train, int) and not isinstance(train, bool):
         flag = rec.kwargs.get("training", rec.kwargs.get("train", _scalar(rec, train)))
         train = flag if isinstance(flag, bool) else True  # the no-stats overload of _legit: training
-    return {"kernel": "batchnorm", "n": numel(x), "channels": x[1], "training": train, "phase": phase}
+    case = {"kernel": "batchnorm", "n": numel(x), "channels": x[1], "training": train, "phase": phase}
+    if name.startswith(("native_batch_norm", "_native_batch_norm")):  # PyTorch's own kernels
+        xs = rec.strides[at] if len(rec.strides) > at else None
+        case["layout"] = batch_norm_layout(x, xs)
+        if case["layout"] == "nchw":
+            case["spatial"] = numel(x[2:])
+    return case
+
+
+def batch_norm_layout(shape, strides) -> str:
+    """Which of PyTorch's batch-norm kernels an N x C x ... input runs: the channels-last ones
+    (``nhwc``, device-filling grids) for a channels_last 4-D tensor, else the NCHW ones (one
+    workgroup per channel), PyTorch's default contiguous format, also where the trace does not
+    record strides."""
+    if strides is not None and len(shape) == 4 and len(strides) == 4 and channels_last(shape, strides):
+        return "nhwc"
+    return "nchw"
 
 
 def is_view(rec: OpRecord) -> bool:
