@@ -374,6 +374,24 @@ def test_a_trace_predicted_on_another_gpu_is_a_what_if():
     assert validate_trace(MI250, arch="mi250").recorded_on is None
 
 
+BATCHNORM = DATA / "resnet_batchnorm_cut.json.gz"
+
+
+def test_batch_norms_of_a_trace_run_at_the_launched_block():
+    """The DDP ResNet trace's NCHW batch norms (ROCm 6.4 build: per-channel workgroups of 256 lanes,
+    one load per loop iteration) are PyTorch's layout=nchw kernels at the block they were launched
+    with: 1,582 us measured against 1,824 us predicted (the device-filling kernels took a fifth of
+    the measured time). A what-if on another GPU does not carry the recorded build's block."""
+    rep = validate_trace(BATCHNORM)
+    assert rep.identified_share == pytest.approx(1.0)
+    cases = [r["shape"] for r in rep.rows]
+    assert all(c["layout"] == "nchw" and c["block"] == 256 and c["spatial"] * c["channels"] <= c["n"] for c in cases)
+    measured = sum(r["measured_total_us"] for r in rep.rows)
+    assert 0.7 < rep.predicted_total_us / measured < 1.5
+    there = validate_trace(BATCHNORM, arch="h100")
+    assert all(r["shape"].get("block", 0) == 0 for r in there.rows) and there.predicted_total_us > 0
+
+
 def test_the_python_api_validates_a_trace_too(tmp_path):
     """perfmodel.validate(trace) gives the trace report a notebook shows (before, it read the trace
     as rocprof CSV and failed with 'no CSV header line'); the rocprof-only options are refused in

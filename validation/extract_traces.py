@@ -25,6 +25,7 @@ import yaml
 # torch dtype spellings -> perfmodel dtypes: the one table the trace reader and the tracer use
 from perfmodel.frontend.op_tables import DTYPE_NAMES as DTYPE
 from perfmodel.frontend.opmap import batch_norm_layout
+from perfmodel.models.batchnorm import PER_CHANNEL_KERNELS
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT.parent / "shared" / "data" / "traces"
@@ -33,8 +34,6 @@ URL = {
     "HolisticTraceAnalysis": "https://github.com/facebookresearch/HolisticTraceAnalysis/blob/"
     "f4d0062c382f42bd8a74838bcdad1916c7d5d2da/",
 }
-# PyTorch's NCHW batch-norm kernels that run one workgroup per channel (their block is a case key)
-PER_CHANNEL_KERNELS = ("batch_norm_collect_statistics_kernel", "batch_norm_backward_kernel")
 # case keys left out of a point's id, added after ids were first given (ids stay stable)
 ID_LEFT_OUT = ("spatial", "block")
 # trace file (relative to TRACES) -> (arch key, source key, workload)

@@ -57,6 +57,8 @@ NCHW_KERNELS = {
     ("NVIDIA", 512): ((32.0, 64.0, 128.0, 256.0, 512.0), 1.0),
 }
 CURRENT_BLOCK = {"AMD": 1024, "NVIDIA": 512}
+# the kernels of those that run one workgroup per channel: a trace's launch of one gives `block`
+PER_CHANNEL_KERNELS = ("batch_norm_collect_statistics_kernel", "batch_norm_backward_kernel")
 TRANSFORM_ROWS = 256.0 * 1024.0  # `batch_norm_elementwise`: grid.y = min(256 x 1024 / C, ...)
 MAX_GRID = 65535.0
 

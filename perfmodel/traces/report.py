@@ -217,14 +217,18 @@ def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True) -> _Grouped
     whole op, so its kernels count as one call of the group of its longest kernel, with their
     durations summed (as validation/extract_traces.py measures an op): comparing each kernel
     with the whole op's prediction would time a transpose against the convolution. ``pin``:
-    also time each hipBLASLt kernel at its own tile (`_at_kernel_tile`); not in a what-if, where
-    that tile is the recorded GPU's library's choice, not one the other GPU would run."""
+    also time each hipBLASLt kernel at its own tile (`_at_kernel_tile`) and each PyTorch NCHW
+    batch norm at the workgroup size its per-channel kernel was launched with; not in a what-if,
+    where those are the recorded GPU's library's choices, not ones the other GPU would run."""
     out = _Grouped()
     found = []
     call_kernels: dict[int, list[int]] = {}  # op call (External id) whose op has a case -> its kernels
     seen: dict = {}
+    blocks = _per_channel_blocks(tr) if pin else {}  # the recorded build's choice: not in a what-if
     for ki, k in enumerate(tr.kernels):
         case, why, op = _kernel_case(tr, k, dtype)
+        if case is not None and case.get("layout") == "nchw" and k.ext_id in blocks:
+            case = {**case, "block": blocks[k.ext_id]}  # the batch norm's workgroups, as launched
         if case is not None and k.ext_id is not None and op is not None:  # the op's own case, not a manifest's
             call_kernels.setdefault(k.ext_id, []).append(ki)
         if case is None and man is not None:
@@ -265,6 +269,15 @@ def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True) -> _Grouped
                 out.case_index[key] = len(out.cases)
                 out.cases.append(c)
     return out
+
+
+def _per_channel_blocks(tr) -> dict:
+    """Op call (External id) -> the workgroup size its PyTorch per-channel batch-norm kernel was
+    launched with (`batchnorm`'s ``block``: a build's MAX_BLOCK_SIZE), where the trace records it."""
+    from perfmodel.models.batchnorm import PER_CHANNEL_KERNELS
+
+    return {k.ext_id: prod_dims(k.block) for k in tr.kernels
+            if k.ext_id is not None and k.block and any(p in k.name for p in PER_CHANNEL_KERNELS)}
 
 
 def _case_key(case: dict) -> tuple:
