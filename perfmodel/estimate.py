@@ -660,10 +660,12 @@ def _split_reduction(arch: Arch, occ: dict, L, alone, rounds, first_principles: 
     per_wg = np.asarray(L.reduce_bytes, dtype=float)
     if not np.any(per_wg > 0):
         return 0.0
-    l1_per_cu = bandwidth(arch, "l1", first_principles)[0] * clock / arch.cus
-    reducers = np.minimum(occ["grid"], arch.cus * occ["wgs_per_cu"]) / np.maximum(np.asarray(L.split_k, dtype=float), 1.0)
-    l2 = bandwidth(arch, "l2", first_principles)[0] * clock
-    secs = np.maximum(per_wg / l1_per_cu, reducers * per_wg / l2)
+    secs = np.zeros(np.shape(per_wg))
+    if "l1" in arch.levels:
+        secs = per_wg / (bandwidth(arch, "l1", first_principles)[0] * clock / arch.cus)
+    if "l2" in arch.levels:
+        reducers = np.minimum(occ["grid"], arch.cus * occ["wgs_per_cu"]) / np.maximum(np.asarray(L.split_k, dtype=float), 1.0)
+        secs = np.maximum(secs, reducers * per_wg / (bandwidth(arch, "l2", first_principles)[0] * clock))
     return secs * select(alone, rounds, 1.0)
 
 

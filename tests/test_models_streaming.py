@@ -661,6 +661,9 @@ def test_batchnorm_block_is_one_pytorch_builds():
     assert e.value.key == "block"
     (h100,) = perfmodel.predict("batchnorm", "h100", n=2**20, channels=64, layout="nchw")
     assert h100.grid == 64 and "one workgroup per channel" in h100.notes
+    with pytest.raises(InputError, match="divide n / channels into whole images") as e:  # 2^14 per channel
+        perfmodel.predict("batchnorm", "mi300x", n=2**20, channels=64, layout="nchw", spatial=3000)
+    assert e.value.key == "spatial"
 
 
 @pytest.mark.parametrize("kernel,flops", [("softmax", 4), ("layernorm", 13), ("rmsnorm", 9)])

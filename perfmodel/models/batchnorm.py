@@ -136,7 +136,14 @@ def _nchw(n, c, spatial, arch, dtype: str, training: bool, bwd: bool, kernels: t
     elementwise backward) where training, then (forward) the transform; inference: the transform
     (forward) or its elementwise backward, dx = dy x invstd x gamma."""
     hw = np.where(spatial > 0, spatial, n / c)
-    images = np.maximum(np.round(n / (c * hw)), 1.0)
+    images = n / (c * hw)
+    bad = (images != np.floor(images)) | (images < 1)
+    if np.any(bad):
+        raise InputError(
+            f"expected H x W elements that divide n / channels into whole images, got {np.broadcast_to(spatial, bad.shape)[bad].flat[0]:.0f}"
+            f" for n / channels = {np.broadcast_to(n / c, bad.shape)[bad].flat[0]:g}",
+            key="spatial",
+        )
     s = dtypes.size(dtype)
     if training:
         w = _per_channel(arch, dtype, c, images, hw, s, bwd, kernels)
