@@ -144,6 +144,22 @@ def test_channels_last_convolution_is_traced_as_nhwc():
     assert t[torch.contiguous_format] > t[torch.channels_last]
 
 
+def test_a_channels_last_model_stays_channels_last_after_its_first_convolution():
+    """On a GPU a convolution of a channels_last input returns a channels_last output; the meta
+    device's returns a contiguous one, so the second convolution and the batch norm of a
+    channels_last model read as NCHW (PyTorch's per-channel batch-norm kernels, layout
+    transposes around the conv) until the tracer restores the GPU's memory format."""
+    from perfmodel.frontend.trace import trace
+
+    m = torch.nn.Sequential(torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.Conv2d(16, 16, 1))
+    for fmt, want in ((torch.channels_last, "nhwc"), (torch.contiguous_format, "nchw")):
+        recs = trace(m.to(memory_format=fmt), torch.randn(2, 16, 8, 8).to(memory_format=fmt))
+        cases = [to_case(r, "bf16")[0] for r in recs if "conv" in r.op or "batch_norm" in r.op]
+        assert [c["kernel"] for c in cases] == ["conv2d", "batchnorm", "conv2d"]
+        assert [c["layout"] for c in cases] == [want] * 3
+        assert not any(r.op in ("aten::clone", "aten::copy_") for r in recs)  # the restored format is no op
+
+
 def test_fused_add_rmsnorm_ops_are_row_kernels_moving_two_tensors_each_way():
     """aiter::add_rmsnorm (out, x, residual_in, residual_out, weight), vLLM's fused_add_rms_norm and
     perfmodel's own marker op: an RMSNorm row kernel with reads=2 writes=2, not a flat elementwise op."""

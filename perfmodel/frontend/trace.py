@@ -6,6 +6,8 @@ module that issued it. No weights, no memory, no GPU.
   ``layer_norm`` as one op each (one kernel in practice) instead of their decomposition: it
   records them and switches the dispatch recorder off while they run.
 - Forward pre/post hooks on every submodule keep the module path of the op being recorded.
+- A convolution of a channels_last input or weight returns a channels_last output, as on a GPU
+  (the meta device's convolution returns a contiguous one).
 """
 
 from __future__ import annotations
@@ -67,6 +69,21 @@ class Tracer:
         )
 
 
+def _channels_last_conv(args, out) -> bool:
+    """Whether a 2-D convolution's output is channels_last on a GPU although the meta device made
+    it contiguous: cuDNN and MIOpen return channels_last where the input or the weight is
+    (ATen's `cudnn_conv_suggest_memory_format`, `miopen_conv_suggest_memory_format`), the meta
+    kernel always contiguous, so every op after a channels_last model's first convolution would
+    read as NCHW."""
+    import torch
+
+    def nhwc(t) -> bool:
+        return (isinstance(t, torch.Tensor) and t.dim() == 4 and not t.is_contiguous()
+                and t.is_contiguous(memory_format=torch.channels_last))
+
+    return isinstance(out, torch.Tensor) and out.dim() == 4 and len(args) > 1 and (nhwc(args[0]) or nhwc(args[1]))
+
+
 def trace(module, *example_inputs, **example_kwargs) -> list[OpRecord]:
     """Run ``module`` on meta tensors and return the ops it issues, in order."""
     import torch
@@ -91,6 +108,12 @@ def trace(module, *example_inputs, **example_kwargs) -> list[OpRecord]:
     class Dispatch(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
+            if func._schema.name == "aten::convolution" and _channels_last_conv(args, out):
+                tr.suppress += 1  # the copy is the meta device's, not an op of the model
+                try:
+                    out = out.contiguous(memory_format=torch.channels_last)
+                finally:
+                    tr.suppress -= 1
             if not tr.suppress:
                 tr.add(func._schema.name, args, kwargs, out)
             return out
