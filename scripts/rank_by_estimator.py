@@ -19,22 +19,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from forced_config import FORCED as _forced  # noqa: E402
+from forced_config import install  # noqa: E402
+
 from perfmodel import dtypes  # noqa: E402
 from perfmodel.estimate import estimate  # noqa: E402
 from perfmodel.models import gemm_tiling, tiles  # noqa: E402
 
 SPLITS = (1, 2, 4, 8, 16, 32, 64)
-_ranked_choose = gemm_tiling._choose
 _shipped_gemm_work = gemm_tiling.gemm_work
-_forced: dict = {}
 _busy: list = []
-
-
-def _choose(arch, r, m, *args, **kw):
-    """The forced configuration (arrays per shape) while one is set, else the shipped ranking."""
-    if _forced:
-        return tuple(np.broadcast_to(np.asarray(_forced[f], dtype=float), m.shape).copy() for f in ("tm", "tn", "tk", "lanes", "split"))
-    return _ranked_choose(arch, r, m, *args, **kw)
 
 
 def _gemm_work(arch, dtype, m, n, k, batch, **kw):
@@ -84,7 +78,7 @@ def _by_estimator(arch, dtype, m, n, k, batch, **kw):
 
 
 def main() -> int:
-    gemm_tiling._choose = _choose
+    install()
     gemm_tiling.gemm_work = _gemm_work
     import accuracy
 

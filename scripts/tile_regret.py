@@ -22,27 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import accuracy  # noqa: E402  (the validation loader)
+from forced_config import FORCED as _forced  # noqa: E402
+from forced_config import install  # noqa: E402
 
 from perfmodel import dtypes  # noqa: E402
 from perfmodel.arch import load_arch  # noqa: E402
 from perfmodel.cases import normalize_all  # noqa: E402
 from perfmodel.estimate import estimate  # noqa: E402
-from perfmodel.models import gemm_tiling, tiles  # noqa: E402
+from perfmodel.models import tiles  # noqa: E402
 from perfmodel.models.registry import get_model  # noqa: E402
-
-_ranked = gemm_tiling._choose
-_forced: dict = {}
-
-
-def _choose(arch, r, m, *args, **kw):
-    """The ranking's choice, or the forced tile at split 1 (whatever else `_choose` takes)."""
-    if _forced:
-        return tuple(np.full(m.shape, float(_forced[f])) for f in ("tm", "tn", "tk", "lanes", "split"))
-    return _ranked(arch, r, m, *args, **kw)
 
 
 def main() -> None:
-    gemm_tiling._choose = _choose
+    install()
     points = json.loads((ROOT / "validation" / "accuracy.json").read_text())["points"]
     held = {p["id"] for p in points if p.get("shipped") and not p["shipped"]["in_sample"]}
     model = get_model("gemm")

@@ -30,10 +30,15 @@ def check_figures(nb) -> int:
     return len(expected)
 
 
+def output_text(nb) -> str:
+    """The text the notebook's code cells printed."""
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
 def test_notebook_01_executes_and_shows_its_figures(tmp_path):
     nb = execute(NB, tmp_path)
     assert check_figures(nb) == 6
-    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    text = output_text(nb)
     assert "mi300x" in text and "memory:hbm" in text
     html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "<table>" in html and "head_dim" in html  # predictions and the kernels' keys as tables

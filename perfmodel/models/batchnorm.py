@@ -182,7 +182,9 @@ def _per_channel(arch, dtype: str, c, images, hw, s: float, bwd: bool, kernels: 
         w.add_flops("valu", dtypes.valu_dtype(arch, dtype), BWD_ELEMT_FLOPS * n)
     waves = lanes / arch.wave_size
     flight = (read + write) / c / iters / waves  # bytes one wave moves per loop iteration
-    w.launch = Launch(grid=c, workgroup_size=lanes, lds_bytes=3.0 * 4.0 * arch.wave_size, bytes_in_flight_per_wave=flight)
+    # its block reduction's `__shared__ int shared_n[2 * 2 * C10_WARP_SIZE + C10_WARP_SIZE]`
+    lds = 5.0 * 4.0 * arch.wave_size
+    w.launch = Launch(grid=c, workgroup_size=lanes, lds_bytes=lds, bytes_in_flight_per_wave=flight)
     return w
 
 
