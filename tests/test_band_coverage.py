@@ -1,8 +1,14 @@
 """scripts/accuracy.py's band coverage: the share of held-out points inside their family's band,
 with the bands computed from all points and with each point's own source left out."""
 
+from itertools import count
+
+_ids = count()
+
+
 def _row(source: str, ratio: float, in_sample: bool = False, pred_us: float = 100.0) -> dict:
     return {
+        "id": f"p{next(_ids)}",
         "family": "gemm",
         "source_key": source,
         "shipped": {"ratio": ratio, "in_sample": in_sample, "pred_us": pred_us},
@@ -40,3 +46,30 @@ def test_duration_bands_follow_the_predicted_time_and_report_their_width(accurac
     cov = acc.band_coverage(rows)
     assert cov["per_duration"]["leave_one_source_out"] >= 0.6
     assert cov["width"]["per_duration"] < cov["width"]["family"]
+
+
+def test_band_percentiles_weigh_every_source_the_same(accuracy_script):
+    """30 points of source A at 1.0 and one point each of four other sources at 0.3, 0.5, 2 and 3:
+    plain percentiles put both ends of the band at A's 1.0; weighted by source, the band spans the
+    other sources too. With one point per source the weights are equal: Hazen percentiles."""
+    acc = accuracy_script
+    rows = [_row("A", 1.0) for _ in range(30)] + [
+        _row(s, r) for s, r in zip("BCDE", (0.3, 0.5, 2.0, 3.0), strict=True)
+    ]
+    p10, p90 = acc.source_weighted_percentiles(rows)
+    assert p10 < 0.5 and p90 > 2.0
+    single = [_row(f"s{i}", float(i)) for i in range(1, 11)]
+    assert acc.source_weighted_percentiles(single, (10.0, 50.0, 90.0)) == [1.5, 5.5, 9.5]
+
+
+def test_the_weakest_duration_band_is_named(accuracy_script):
+    """Short kernels spread over 1-4x by source, long ones all at 1x: the family band (pooled) holds
+    the long ones and misses short ones, so the short band is the weakest."""
+    acc = accuracy_script
+    rows = []
+    for src, ratio in zip("ABCDEF", (1.0, 1.5, 2.0, 3.0, 4.0, 0.5), strict=True):
+        rows += [_row(src, ratio, pred_us=3.0) for _ in range(3)]
+    for src in "GHIJKL":
+        rows += [_row(src, 1.0 + 0.01 * i, pred_us=1000.0) for i in range(3)]
+    w = acc.band_coverage(rows)["worst"]["family"]["duration"]
+    assert w["group"] == "0-5 us" and w["n"] == 18 and w["leave_one_source_out"] < 0.8
