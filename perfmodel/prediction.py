@@ -125,7 +125,9 @@ class Batches:
         return out
 
     def records(self) -> list[Prediction]:
-        return scatter([(positions, records(fields, len(positions))) for positions, fields in self.parts], self.n)
+        return scatter(
+            [(positions, records(fields, len(positions))) for positions, fields in self.parts], self.n
+        )
 
     def archs(self) -> list[str]:
         """The archs predicted on, in order of their first prediction."""
@@ -163,7 +165,14 @@ def _one_or_problem(m: Case, args: tuple, problems: list | None) -> Table | None
 
 
 def _evaluate_group(
-    members: list[Case], arch_key, dtype: str, cats, nones, first_principles: bool, warm: bool, scope: str = "kernel"
+    members: list[Case],
+    arch_key,
+    dtype: str,
+    cats,
+    nones,
+    first_principles: bool,
+    warm: bool,
+    scope: str = "kernel",
 ) -> Table:
     """The predictions (`batch_fields`) of cases that share arch, kernel, dtype and text
     parameters: one vectorised model call and one estimate."""
@@ -232,7 +241,11 @@ def _shapes(cases: list[Case]) -> Columns | list[dict[str, Any]]:
 
 def _shape(params: dict[str, Any]) -> dict[str, Any]:
     """One case's shape (see `_shapes`)."""
-    return {k: int(v) if v.__class__ is float and v.is_integer() else v for k, v in params.items() if v is not None}
+    return {
+        k: int(v) if v.__class__ is float and v.is_integer() else v
+        for k, v in params.items()
+        if v is not None
+    }
 
 
 def _tiles(est: Estimate, n: int) -> list[str | None]:
@@ -311,7 +324,7 @@ def batch_fields(est: Estimate, cases: list[Case]) -> Table:
         id=[c.id for c in cases],
         scope=[c.scope for c in cases],
         packed=[frozenset(work.packed)] * n,
-        band=[_band(cases[0].kernel) if cases else (1.0, 1.0)] * n,
+        band=_bands(cases[0].kernel, _list(est.time_s, n)) if cases else [],
     )
 
 
@@ -327,11 +340,17 @@ def _cell_note(kernel: str, arch) -> str | None:
     return cell_note(kernel, arch)
 
 
-def _band(kernel: str) -> tuple[float, float]:
-    from perfmodel.error_bands import band
+def _bands(kernel: str, times_s: list[float]) -> list[tuple[float, float]]:
+    """Each case's error band (p10, p90): its family's, or below the short-kernel limit the
+    short one; both looked up once per batch."""
+    from perfmodel.error_bands import band, short_below_us
 
-    lo, hi, _, _ = band(kernel)
-    return lo, hi
+    long = band(kernel)[:2]
+    below = short_below_us()
+    if below is None:
+        return [long] * len(times_s)
+    short = band(kernel, 0.0)[:2]
+    return [short if t * 1e6 < below else long for t in times_s]
 
 
 def predict_on(raw: dict, arch: Arch, index: int = 0, source: str | None = None) -> Prediction:
@@ -399,4 +418,3 @@ def predict(
     archs = [arch] if isinstance(arch, (str, Arch)) else list(arch)
     raws = list(cases) if cases is not None else [dict(params, kernel=kernel)]
     return Predictions(evaluate(normalize_all(raws, archs, dtype, kernel=kernel, scope=scope), warm=warm))
-

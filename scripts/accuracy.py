@@ -341,6 +341,8 @@ def source_weighted_percentiles(rows: list[dict], qs: tuple[float, ...] = (10.0,
 # dispatch dominate, from 5 to 300 us a kernel runs a few rounds of workgroups, beyond that it is
 # long enough for its steady state to dominate
 DURATION_EDGES_US = (5.0, 15.0, 50.0, 300.0, 3000.0)
+# predictions below the first edge take their error band from the short-kernel points alone
+SHORT_US = DURATION_EDGES_US[0]
 
 
 def duration_band(us: float) -> str:
@@ -411,9 +413,11 @@ def _held_out(rows: list[dict]) -> list[dict]:
     return [r for r in rows if "shipped" in r and not r["shipped"]["in_sample"]]
 
 
-def error_bands(rows: list[dict]) -> dict:
+def error_bands(rows: list[dict], short: bool = True) -> dict:
     """Per family p10/p90 of held-out pred/meas (as shipped), every source weighing the same
-    (`source_weighted_percentiles`); fewer than 5 points: the pooled band."""
+    (`source_weighted_percentiles`); fewer than 5 points: the pooled band. ``short``: a
+    ``short`` section with the same bands over the points predicted below SHORT_US, where a
+    family has at least 5 of them (else the short pooled band applies: `perfmodel.error_bands.entry`)."""
     held = _held_out(rows)
 
     def band(rs: list[dict]) -> list[float]:
@@ -433,7 +437,28 @@ def error_bands(rows: list[dict]) -> dict:
                 "n": len(x),
                 "basis": f"pooled held-out (family has {len(x)} held-out points, fewer than {BAND_MIN_N})",
             }
+    quick = [r for r in held if r["shipped"]["pred_us"] < SHORT_US]
+    if short and len(quick) >= BAND_MIN_N:
+        lo, hi = band(quick)
+        what = f"held-out, predicted below {SHORT_US:g} us"
+        sec: dict = {
+            "below_us": SHORT_US,
+            "pooled": {"p10": lo, "p90": hi, "n": len(quick), "basis": f"pooled {what}"},
+        }
+        for f in fams:
+            x = [r for r in quick if r["family"] == f]
+            if len(x) >= BAND_MIN_N:
+                lo, hi = band(x)
+                sec[f] = {"p10": lo, "p90": hi, "n": len(x), "basis": f"family {what}"}
+        out["short"] = sec
     return out
+
+
+def point_band(bands: dict, r: dict) -> dict:
+    """The band a point's prediction carries, as `perfmodel predict` gives it (`entry`)."""
+    from perfmodel.error_bands import entry
+
+    return entry(bands, r["family"], r["shipped"]["pred_us"]) or bands["pooled"]
 
 
 def off_cells(rows: list[dict]) -> dict:
@@ -478,6 +503,8 @@ def band_coverage(rows: list[dict]) -> dict:
     family pooled), also not shipped; ``width``: the median p90 / p10 of the band a point gets,
     family bands against duration bands (a wider band covers more by being wider).
     """
+    from perfmodel.error_bands import entry
+
     held = _held_out(rows)
 
     def cell_rows(rs: list[dict]) -> list[dict]:  # the family key made the (family, arch family) pair
@@ -518,28 +545,38 @@ def band_coverage(rows: list[dict]) -> dict:
         return out
 
     def band_of(r: dict, bands: dict) -> dict:
-        return bands.get(f"{r['family']}/{r.get('arch_family')}") or bands.get(r["family"], bands["pooled"])
+        return (
+            bands.get(f"{r['family']}/{r.get('arch_family')}")
+            or entry(bands, r["family"], r["shipped"]["pred_us"])
+            or bands["pooled"]
+        )
 
     def inside(r: dict, bands: dict) -> bool:
         b = band_of(r, bands)
         return b["p10"] <= r["shipped"]["ratio"] <= b["p90"]
 
-    def width(pts: list[dict]) -> float:
-        bands = error_bands(pts)
+    def family_only(rs: list[dict]) -> dict:  # the family bands without their short-kernel section
+        return error_bands(rs, short=False)
+
+    def width(pts: list[dict], bands_of) -> float:
+        bands = bands_of(pts)
         return round(float(np.median([band_of(r, bands)["p90"] / band_of(r, bands)["p10"] for r in pts])), 2)
 
     def cell_bands(rs: list[dict]) -> dict:
-        fam = error_bands(rs)
+        fam = error_bands(rs, short=False)
         cells = {
-            k: v for k, v in error_bands(cell_rows(rs)).items() if v["n"] >= BAND_MIN_N and k != "pooled"
+            k: v
+            for k, v in error_bands(cell_rows(rs), short=False).items()
+            if v["n"] >= BAND_MIN_N and k != "pooled"
         }
         return {**fam, **cells}
 
     own, loso_cov = coverage_of(error_bands)
+    plain_own, plain_loso = coverage_of(family_only)
     cell_own, cell_loso = coverage_of(cell_bands)
     # the family key made the band of the predicted duration (families pooled)
     by_time = [{**r, "family": duration_band(r["shipped"]["pred_us"])} for r in held]
-    dur_own, dur_loso = coverage_of(error_bands, by_time)
+    dur_own, dur_loso = coverage_of(family_only, by_time)
     return {
         "nominal": 0.8,
         "own": own,
@@ -547,8 +584,17 @@ def band_coverage(rows: list[dict]) -> dict:
         "n": len(held),
         "per_cell": {"own": cell_own, "leave_one_source_out": cell_loso},
         "per_duration": {"own": dur_own, "leave_one_source_out": dur_loso},
-        "width": {"family": width(held), "per_duration": width(by_time)},
-        "worst": {"family": worst(error_bands, held), "per_duration": worst(error_bands, by_time)},
+        "without_short": {"own": plain_own, "leave_one_source_out": plain_loso},
+        "width": {
+            "family": width(held, error_bands),
+            "without_short": width(held, family_only),
+            "per_duration": width(by_time, family_only),
+        },
+        "worst": {
+            "family": worst(error_bands, held),
+            "without_short": worst(family_only, held),
+            "per_duration": worst(family_only, by_time),
+        },
     }
 
 
@@ -782,8 +828,13 @@ def report(res: dict) -> list[str]:
         "| family | p10 | p90 | n | basis |",
         "|---|---|---|---|---|",
     ]
-    for f, b in res["error_bands"].items():
-        L.append(f"| {f} | {b['p10']:.2f} | {b['p90']:.2f} | {b['n']} | {b['basis']} |")
+    short = res["error_bands"].get("short", {})
+    for f, b in [
+        *res["error_bands"].items(),
+        *((f"{k}, below {short['below_us']:g} us", v) for k, v in short.items() if k != "below_us"),
+    ]:
+        if f != "short":
+            L.append(f"| {f} | {b['p10']:.2f} | {b['p90']:.2f} | {b['n']} | {b['basis']} |")
     bc = res["band_coverage"]
     worst = bc["worst"]
 
@@ -796,25 +847,30 @@ def report(res: dict) -> list[str]:
     L += [
         "",
         f"How far to trust a band: {bc['own']:.1%} of the {bc['n']} held-out points fall inside their",
-        f"family's band (nominally {bc['nominal']:.0%}; partly circular, the bands come from these points).",
+        f"band (nominally {bc['nominal']:.0%}; partly circular, the bands come from these points).",
         "A band's percentiles weigh every source the same (each point 1 / its source's point count):",
         "sources, not points, are the independent draws, and a source that published 30 shapes would",
-        "otherwise set the band. Against bands computed without the point's own source (leave one source",
-        f"out, the case of a kernel from a source we never saw), {bc['leave_one_source_out']:.1%} do. Where they say least:",
-        f"kernels predicted at {worst['family']['duration']['group']} ({worst['family']['duration']['leave_one_source_out']:.0%} of "
-        f"{worst['family']['duration']['n']} points) and {worst['family']['family']['group']} "
-        f"({worst['family']['family']['leave_one_source_out']:.0%} of {worst['family']['family']['n']}).",
+        f"otherwise set the band. A prediction below {SHORT_US:g} us takes its band from the held-out points predicted",
+        f"below {SHORT_US:g} us (its family's where the family has {BAND_MIN_N} or more, else all of them): a dispatch's fixed",
+        "costs dominate there, and sources scatter most. Against bands computed without the point's own",
+        "source (leave one source out, the case of a kernel from a source we never saw),",
+        f"{bc['leave_one_source_out']:.1%} do ({bc['without_short']['leave_one_source_out']:.1%} with the family bands alone, which held "
+        f"{worst['without_short']['duration']['leave_one_source_out']:.0%} of the",
+        f"{worst['without_short']['duration']['n']} points predicted at {worst['without_short']['duration']['group']}). "
+        f"Where they say least: kernels predicted at {worst['family']['duration']['group']}",
+        f"({worst['family']['duration']['leave_one_source_out']:.0%} of {worst['family']['duration']['n']} points) "
+        f"and {worst['family']['family']['group']} ({worst['family']['family']['leave_one_source_out']:.0%} of {worst['family']['family']['n']}).",
         f"Bands per (family, arch family) cell would hold {bc['per_cell']['own']:.1%} with their own points and",
         f"{bc['per_cell']['leave_one_source_out']:.1%} with the point's source left out: finer bands fit the sources they",
         "came from and generalise worse.",
         "Bands per band of predicted duration (every family pooled; the duration bands of the tables above)",
         f"would hold {bc['per_duration']['own']:.1%} with their own points and {bc['per_duration']['leave_one_source_out']:.1%} with the point's source left",
-        f"out, and the median band spans x{bc['width']['per_duration']:.2f} (p90 / p10) against x{bc['width']['family']:.2f} for the family bands;",
+        f"out, and the median band spans x{bc['width']['per_duration']:.2f} (p90 / p10) against x{bc['width']['family']:.2f} for the shipped bands;",
         f"but they leave whole families out: {worst['per_duration']['family']['group']} {worst['per_duration']['family']['leave_one_source_out']:.0%} "
-        f"(of {worst['per_duration']['family']['n']}), where the family bands hold their weakest family at "
+        f"(of {worst['per_duration']['family']['n']}), where the shipped bands hold their weakest family at "
         f"{worst['family']['family']['leave_one_source_out']:.0%}. The held-out median error differs more between families",
         f"({spread('family')}) than between durations ({spread('measured duration')}), so the shipped bands stay per",
-        "family, and a prediction of a very short kernel should be read with the weaker coverage above.",
+        "family, with the short-kernel section as the one split by duration.",
         "",
         "## Where published kernels sit away from the model (off cells)",
         "",
@@ -900,7 +956,8 @@ def report(res: dict) -> list[str]:
         "",
         "## Every point",
         "",
-        "`band us` is the family's error band applied to the prediction (predicted / p90 .. predicted / p10):",
+        "`band us` is the error band the prediction carries (predicted / p90 .. predicted / p10; its family's, below",
+        f"{SHORT_US:g} us its short-kernel band):",
         "where the measured time is expected to fall, as a user of `perfmodel predict` would be told.",
         "",
         "| id | arch | scope | implementation | measured us | predicted us | band us | shipped ratio | in-sample "
@@ -912,7 +969,7 @@ def report(res: dict) -> list[str]:
         if "shipped" not in r:
             continue
         s, f = r["shipped"], r["first_principles"]
-        b = bands.get(r["family"], bands["pooled"])
+        b = point_band(bands, r)
         lo, hi = s["pred_us"] / b["p90"], s["pred_us"] / b["p10"]
         L.append(
             f"| {r['id']} | {r['arch']} | {r['scope']} | {str(r['implementation'])[:40]} | {r['measured_us']:.4g} | "
@@ -953,7 +1010,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = json_rows(res["points"])
     for o in rows:
         if "band" in o:
-            b = bands.get(o["family"], bands["pooled"])
+            b = point_band(bands, o)
             o["band"] = {
                 "p10": b["p10"],
                 "p90": b["p90"],
@@ -979,6 +1036,7 @@ def main(argv: list[str] | None = None) -> int:
         "# GENERATED by scripts/accuracy.py: per kernel family, p10 and p90 of the held-out\n"
         "# predicted/measured time ratios (as shipped) over validation/; n = held-out points.\n"
         "# A measured time is likely within [predicted / p90, predicted / p10].\n"
+        "# short: the same bands over the points predicted below below_us, for predictions that short.\n"
         "# cells: the (family, arch family) pairs whose held-out ratios sit away from the model\n"
         "# (scripts/accuracy.py off_cells); a prediction there carries a note.\n"
         + yaml.safe_dump({**bands, "cells": res["off_cells"]}, sort_keys=False)

@@ -97,6 +97,25 @@ def test_every_prediction_carries_its_family_error_band(cli):
     assert "likely_us" in table
 
 
+def test_a_short_kernel_carries_the_short_kernel_band(cli, tmp_path):
+    """A prediction below the short section's limit (5 us) takes the band of the held-out points
+    predicted that short, in a batch beside a long case that keeps its family's."""
+    from perfmodel.error_bands import band, bands
+
+    cases = (
+        '[{"kernel": "rmsnorm", "rows": 1, "cols": 512}, {"kernel": "rmsnorm", "rows": 8192, "cols": 8192}]'
+    )
+    (tmp_path / "cases.yaml").write_text(cases)
+    r = cli("predict", "--cases", tmp_path / "cases.yaml", "--format", "jsonl")
+    short, long = (json.loads(x) for x in r.output.splitlines() if x.startswith("{"))
+    assert short["time_us"] < 5.0 < long["time_us"]
+    lo, hi, _, basis = band("rmsnorm", short["time_us"])
+    assert "below 5 us" in basis and (lo, hi) != (bands()["rmsnorm"]["p10"], bands()["rmsnorm"]["p90"])
+    assert short["time_band_us"] == pytest.approx([short["time_us"] / hi, short["time_us"] / lo])
+    lo, hi, _, _ = band("rmsnorm")
+    assert long["time_band_us"] == pytest.approx([long["time_us"] / hi, long["time_us"] / lo])
+
+
 def test_error_lines_escape_every_line_break():
     """A corrupt file may put any control character in a message (\\x1e from a damaged rocpd
     schema): the error stays one line for splitlines() too."""

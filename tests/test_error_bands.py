@@ -20,6 +20,24 @@ def test_band_of_a_family_and_fallback():
     assert (lo2, hi2, n2) == (p["p10"], p["p90"], 0) and "pooled" in basis2
 
 
+def test_short_predictions_take_the_short_section():
+    """Below ``below_us`` a family with its own short-kernel band gets it, one without gets the
+    short pooled band; at or above it, the family's band."""
+    from perfmodel.error_bands import entry
+
+    table = {
+        "pooled": {"p10": 0.5, "p90": 1.2, "n": 100, "basis": "pooled"},
+        "gemm": {"p10": 0.6, "p90": 1.3, "n": 50, "basis": "family"},
+        "short": {"below_us": 5.0, "pooled": {"p10": 0.3, "p90": 1.6, "n": 20, "basis": "short pooled"},
+                  "gemm": {"p10": 0.4, "p90": 1.5, "n": 8, "basis": "short family"}},
+    }  # fmt: skip
+    assert entry(table, "gemm", 4.9)["basis"] == "short family"
+    assert entry(table, "softmax", 4.9)["basis"] == "short pooled"
+    assert entry(table, "gemm", 5.0)["basis"] == "family" and entry(table, "gemm")["basis"] == "family"
+    assert entry(table, "softmax", 50.0) is None  # the caller pools
+    assert "short" not in bands() and "cells" not in bands()
+
+
 def test_small_families_fall_back_to_pooled():
     p = bands()["pooled"]
     for fam, e in bands().items():
@@ -45,12 +63,19 @@ def test_off_cells_need_points_sources_and_every_source_left_out(accuracy_script
     rows += [_held("softmax", "CDNA3", "A", 0.4) for _ in range(12)]  # off, but one source
     rows += [_held("moe", "CDNA3", "AB"[i % 2], 0.4) for i in range(8)]  # off, but 8 points
     # off only through source A: without it the median is 1.0
-    rows += [_held("conv2d", "CDNA4", "A", 0.3) for _ in range(8)] + [_held("conv2d", "CDNA4", "B", 1.0) for _ in range(6)]
+    rows += [_held("conv2d", "CDNA4", "A", 0.3) for _ in range(8)] + [
+        _held("conv2d", "CDNA4", "B", 1.0) for _ in range(6)
+    ]
     rows.append({**_held("stream", "CDNA3", "A", 0.1), "shipped": {"ratio": 0.1, "in_sample": True}})
     cells = acc.off_cells(rows)
     assert set(cells) == {"attention/RDNA3"}
     c = cells["attention/RDNA3"]
-    assert c["n"] == 12 and c["sources"] == 3 and 0.4 < c["median"] < 0.52 and c["p10"] <= c["median"] <= c["p90"]
+    assert (
+        c["n"] == 12
+        and c["sources"] == 3
+        and 0.4 < c["median"] < 0.52
+        and c["p10"] <= c["median"] <= c["p90"]
+    )
 
 
 def test_a_prediction_in_an_off_cell_carries_its_note(monkeypatch, cli):
@@ -60,7 +85,11 @@ def test_a_prediction_in_an_off_cell_carries_its_note(monkeypatch, cli):
 
     cell = {"median": 0.5, "p10": 0.25, "p90": 0.8, "n": 20, "sources": 3}
     monkeypatch.setattr(error_bands, "cells", lambda: {"rmsnorm/CDNA3": cell})
-    rows = json.loads(cli("predict", "rmsnorm", "rows=4096", "cols=8192", "--arch", "mi300x,h100", "--format", "json").output)
+    rows = json.loads(
+        cli(
+            "predict", "rmsnorm", "rows=4096", "cols=8192", "--arch", "mi300x,h100", "--format", "json"
+        ).output
+    )
     notes = {r["arch"]: r.get("notes") or "" for r in rows}
     assert error_bands.CELL_NOTE_PREFIX in notes["mi300x"] and "took a median 2x" in notes["mi300x"]
     assert "1.2-4x" in notes["mi300x"]  # the middle 80 %: 1 / p90 .. 1 / p10
