@@ -6,17 +6,28 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="session")
-def accuracy_script():
-    """scripts/accuracy.py as a module (a script, not part of the package): its statistics and rules."""
+def _script(name: str):
+    """scripts/<name>.py as a module (a script, not part of the package)."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "accuracy.py"
-    spec = importlib.util.spec_from_file_location("accuracy_script", path)
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_script", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@pytest.fixture(scope="session")
+def accuracy_script():
+    """scripts/accuracy.py: its statistics and rules."""
+    return _script("accuracy")
+
+
+@pytest.fixture(scope="session")
+def band_stats():
+    """scripts/band_stats.py: the error-band statistics scripts/accuracy.py uses."""
+    return _script("band_stats")
 
 
 @pytest.fixture

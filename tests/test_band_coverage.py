@@ -1,4 +1,4 @@
-"""scripts/accuracy.py's band coverage: the share of held-out points inside their family's band,
+"""scripts/band_stats.py's band coverage: the share of held-out points inside their family's band,
 with the bands computed from all points and with each point's own source left out."""
 
 from itertools import count
@@ -15,10 +15,10 @@ def _row(source: str, ratio: float, in_sample: bool = False, pred_us: float = 10
     }
 
 
-def test_two_disjoint_sources_cover_each_other_never(accuracy_script):
+def test_two_disjoint_sources_cover_each_other_never(band_stats):
     """Source A's ratios near 1, source B's near 2: pooled, their band holds most points; but the
     band of either alone misses every point of the other."""
-    acc = accuracy_script
+    acc = band_stats
     rows = [_row("A", 0.9 + 0.02 * i) for i in range(10)] + [_row("B", 1.9 + 0.02 * i) for i in range(10)]
     rows.append(_row("C", 5.0, in_sample=True))  # in-sample points take no part
     cov = acc.band_coverage(rows)
@@ -27,19 +27,19 @@ def test_two_disjoint_sources_cover_each_other_never(accuracy_script):
     assert cov["leave_one_source_out"] == 0.0
 
 
-def test_sources_from_one_distribution_keep_their_coverage(accuracy_script):
-    acc = accuracy_script
+def test_sources_from_one_distribution_keep_their_coverage(band_stats):
+    acc = band_stats
     ratios = [0.5 + 0.05 * i for i in range(20)]
     rows = [_row("ABCD"[i % 4], r) for i, r in enumerate(ratios)]
     cov = acc.band_coverage(rows)
     assert cov["own"] >= 0.75 and cov["leave_one_source_out"] >= 0.6
 
 
-def test_duration_bands_follow_the_predicted_time_and_report_their_width(accuracy_script):
+def test_duration_bands_follow_the_predicted_time_and_report_their_width(band_stats):
     """Short kernels of sources A and C run at 2x, long ones of B and D at 1x: a band per
     predicted duration holds the other source of its duration, the family band (both pooled)
     is wider."""
-    acc = accuracy_script
+    acc = band_stats
     rows = []
     for src, ratio, us in (("A", 2.0, 3.0), ("C", 2.0, 3.0), ("B", 1.0, 1000.0), ("D", 1.0, 1000.0)):
         rows += [_row(src, ratio * (0.97 + 0.01 * i), pred_us=us) for i in range(6)]
@@ -48,11 +48,11 @@ def test_duration_bands_follow_the_predicted_time_and_report_their_width(accurac
     assert cov["width"]["per_duration"] < cov["width"]["family"]
 
 
-def test_band_percentiles_weigh_every_source_the_same(accuracy_script):
+def test_band_percentiles_weigh_every_source_the_same(band_stats):
     """30 points of source A at 1.0 and one point each of four other sources at 0.3, 0.5, 2 and 3:
     plain percentiles put both ends of the band at A's 1.0; weighted by source, the band spans the
     other sources too. With one point per source the weights are equal: Hazen percentiles."""
-    acc = accuracy_script
+    acc = band_stats
     rows = [_row("A", 1.0) for _ in range(30)] + [
         _row(s, r) for s, r in zip("BCDE", (0.3, 0.5, 2.0, 3.0), strict=True)
     ]
@@ -62,10 +62,10 @@ def test_band_percentiles_weigh_every_source_the_same(accuracy_script):
     assert acc.source_weighted_percentiles(single, (10.0, 50.0, 90.0)) == [1.5, 5.5, 9.5]
 
 
-def test_the_weakest_duration_band_is_named(accuracy_script):
+def test_the_weakest_duration_band_is_named(band_stats):
     """Short kernels spread over 1-4x by source, long ones all at 1x: the family band (pooled) holds
     the long ones and misses short ones, so the short band is the weakest."""
-    acc = accuracy_script
+    acc = band_stats
     rows = []
     for src, ratio in zip("ABCDEF", (1.0, 1.5, 2.0, 3.0, 4.0, 0.5), strict=True):
         rows += [_row(src, ratio, pred_us=3.0) for _ in range(3)]

@@ -56,8 +56,8 @@ def _held(family: str, arch_family: str, source: str, ratio: float) -> dict:
             "shipped": {"ratio": ratio, "in_sample": False}}  # fmt: skip
 
 
-def test_off_cells_need_points_sources_and_every_source_left_out(accuracy_script):
-    acc = accuracy_script
+def test_off_cells_need_points_sources_and_every_source_left_out(band_stats):
+    acc = band_stats
     rows = [_held("attention", "RDNA3", "ABC"[i % 3], 0.4 + 0.01 * i) for i in range(12)]  # off, 3 sources
     rows += [_held("gemm", "CDNA3", "ABC"[i % 3], 0.95 + 0.01 * i) for i in range(12)]  # on the model
     rows += [_held("softmax", "CDNA3", "A", 0.4) for _ in range(12)]  # off, but one source
@@ -123,8 +123,8 @@ def test_python_api_table_and_html_show_an_off_cell_note_once(monkeypatch):
     assert error_bands.CELL_NOTE_PREFIX not in repr(q) + q._repr_html_()
 
 
-def test_duration_bands_split_at_their_edges_and_sort_in_time_order(accuracy_script):
-    band = accuracy_script.duration_band
+def test_duration_bands_split_at_their_edges_and_sort_in_time_order(band_stats):
+    band = band_stats.duration_band
     assert band(4.99) == "1. 0-5 us"
     assert band(5.0) == "2. 5-15 us"
     assert band(299.0) == "4. 50-300 us"
