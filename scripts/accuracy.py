@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from band_stats import (  # noqa: E402  (the error-band statistics)
     BAND_MIN_N,
+    BAND_MIN_SOURCES,
     CELL_MIN_N,
     CELL_MIN_SOURCES,
     CELL_OFF,
@@ -633,9 +634,10 @@ def report(res: dict) -> list[str]:
         f"band (nominally {bc['nominal']:.0%}; partly circular, the bands come from these points).",
         "A band's percentiles weigh every source the same (each point 1 / its source's point count):",
         "sources, not points, are the independent draws, and a source that published 30 shapes would",
-        f"otherwise set the band. A prediction below {SHORT_US:g} us takes its band from the held-out points predicted",
-        f"below {SHORT_US:g} us (its family's where the family has {BAND_MIN_N} or more, else all of them): a dispatch's fixed",
-        "costs dominate there, and sources scatter most. Against bands computed without the point's own",
+        f"otherwise set the band; a band needs {BAND_MIN_N} points from {BAND_MIN_SOURCES} sources (with fewer, leaving one",
+        "source out leaves no spread between sources), else the pooled band applies. A prediction below",
+        f"{SHORT_US:g} us takes its band from the held-out points predicted below {SHORT_US:g} us (its family's where the family",
+        "has enough of them, else all of them): a dispatch's fixed costs dominate there, and sources scatter most. Against bands computed without the point's own",
         "source (leave one source out, the case of a kernel from a source we never saw),",
         f"{bc['leave_one_source_out']:.1%} do ({bc['without_short']['leave_one_source_out']:.1%} with the family bands alone, which held "
         f"{worst['without_short']['duration']['leave_one_source_out']:.0%} of the",

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-# a band (a family's, a short-kernel one) needs at least this many held-out points; fewer: pooled
+# a band (a family's, a short-kernel one) needs at least this many held-out points from at least
+# this many sources, else the pooled band applies: with fewer than 3 sources, leaving one out
+# leaves no spread between sources, and the spread between sources is what a band is for
 BAND_MIN_N = 5
+BAND_MIN_SOURCES = 3
 # A (family, arch family) cell whose held-out measurements sit away from the model gets a note on
 # every prediction in it (`off_cells`): at least CELL_MIN_N points from CELL_MIN_SOURCES sources,
 # a median pred/meas below 1 / CELL_OFF or above CELL_OFF (off by more than the 20 % the issue
@@ -60,30 +63,36 @@ def _held_out(rows: list[dict]) -> list[dict]:
 
 def error_bands(rows: list[dict], short: bool = True) -> dict:
     """Per family p10/p90 of held-out pred/meas (as shipped), every source weighing the same
-    (`source_weighted_percentiles`); fewer than 5 points: the pooled band. ``short``: a
-    ``short`` section with the same bands over the points predicted below SHORT_US, where a
-    family has at least 5 of them (else the short pooled band applies: `perfmodel.error_bands.entry`)."""
+    (`source_weighted_percentiles`); fewer than BAND_MIN_N points or BAND_MIN_SOURCES sources:
+    the pooled band. ``short``: a ``short`` section with the same bands over the points
+    predicted below SHORT_US, for the families with enough of them (the others take the short
+    pooled band: `perfmodel.error_bands.entry`)."""
     held = _held_out(rows)
 
     def band(rs: list[dict]) -> list[float]:
         return [round(v, 3) for v in source_weighted_percentiles(rs)]
+
+    def enough(rs: list[dict]) -> bool:
+        return len(rs) >= BAND_MIN_N and len({r["source_key"] for r in rs}) >= BAND_MIN_SOURCES
 
     lo, hi = band(held)
     out = {"pooled": {"p10": lo, "p90": hi, "n": len(held), "basis": "pooled held-out"}}
     fams = sorted({r["family"] for r in rows})
     for f in fams:
         x = [r for r in held if r["family"] == f]
-        if len(x) >= BAND_MIN_N:
+        if enough(x):
             lo, hi = band(x)
             out[f] = {"p10": lo, "p90": hi, "n": len(x), "basis": "family held-out"}
         else:
+            n_src = len({r["source_key"] for r in x})
             out[f] = {
                 **{k: out["pooled"][k] for k in ("p10", "p90")},
                 "n": len(x),
-                "basis": f"pooled held-out (family has {len(x)} held-out points, fewer than {BAND_MIN_N})",
+                "basis": f"pooled held-out (family has {len(x)} held-out points from {n_src} sources, "
+                f"fewer than {BAND_MIN_N} or {BAND_MIN_SOURCES})",
             }
     quick = [r for r in held if r["shipped"]["pred_us"] < SHORT_US]
-    if short and len(quick) >= BAND_MIN_N:
+    if short and enough(quick):
         lo, hi = band(quick)
         what = f"held-out, predicted below {SHORT_US:g} us"
         sec: dict = {
@@ -92,7 +101,7 @@ def error_bands(rows: list[dict], short: bool = True) -> dict:
         }
         for f in fams:
             x = [r for r in quick if r["family"] == f]
-            if len(x) >= BAND_MIN_N:
+            if enough(x):
                 lo, hi = band(x)
                 sec[f] = {"p10": lo, "p90": hi, "n": len(x), "basis": f"family {what}"}
         out["short"] = sec
@@ -143,7 +152,7 @@ def band_coverage(rows: list[dict]) -> dict:
     ``leave_one_source_out``: each source's points against bands computed without that source:
     what a user measuring a kernel from a source we never saw should expect.
     ``per_cell``: the same two figures for bands per (family, arch family) cell (a cell with
-    fewer than BAND_MIN_N points takes its family's band), the finer bands not shipped.
+    too few points or sources for a band takes its family's), the finer bands not shipped.
     ``per_duration``: the same for bands per band of predicted duration (`duration_band`, every
     family pooled), also not shipped; ``width``: the median p90 / p10 of the band a point gets,
     family bands against duration bands (a wider band covers more by being wider).
@@ -212,7 +221,8 @@ def band_coverage(rows: list[dict]) -> dict:
         cells = {
             k: v
             for k, v in error_bands(cell_rows(rs), short=False).items()
-            if v["n"] >= BAND_MIN_N and k != "pooled"
+            if k != "pooled"
+            and v["basis"] == "family held-out"  # a cell with too few points or sources: its family's
         }
         return {**fam, **cells}
 

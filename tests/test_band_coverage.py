@@ -36,13 +36,14 @@ def test_sources_from_one_distribution_keep_their_coverage(band_stats):
 
 
 def test_duration_bands_follow_the_predicted_time_and_report_their_width(band_stats):
-    """Short kernels of sources A and C run at 2x, long ones of B and D at 1x: a band per
-    predicted duration holds the other source of its duration, the family band (both pooled)
-    is wider."""
+    """Kernels of 10 us from sources A, C, E and G run at 2x, long ones of B, D, F and H at 1x:
+    a band per predicted duration holds the sources of its duration left out (three remain),
+    the family band (both pooled) is wider."""
     acc = band_stats
     rows = []
-    for src, ratio, us in (("A", 2.0, 3.0), ("C", 2.0, 3.0), ("B", 1.0, 1000.0), ("D", 1.0, 1000.0)):
-        rows += [_row(src, ratio * (0.97 + 0.01 * i), pred_us=us) for i in range(6)]
+    for srcs, ratio, us in (("ACEG", 2.0, 10.0), ("BDFH", 1.0, 1000.0)):
+        for src in srcs:
+            rows += [_row(src, ratio * (0.97 + 0.01 * i), pred_us=us) for i in range(6)]
     cov = acc.band_coverage(rows)
     assert cov["per_duration"]["leave_one_source_out"] >= 0.6
     assert cov["width"]["per_duration"] < cov["width"]["family"]
@@ -73,3 +74,15 @@ def test_the_weakest_duration_band_is_named(band_stats):
         rows += [_row(src, 1.0 + 0.01 * i, pred_us=1000.0) for i in range(3)]
     w = acc.band_coverage(rows)["worst"]["family"]["duration"]
     assert w["group"] == "0-5 us" and w["n"] == 18 and w["leave_one_source_out"] < 0.8
+
+
+def test_a_band_needs_three_sources(band_stats):
+    """Ten gemm points from two sources take the pooled band; with a third source, their own."""
+    acc = band_stats
+    pooled = [{**_row(f"p{i}", 1.0), "family": "stream"} for i in range(10)]
+    two = [_row("AB"[i % 2], 0.5 + 0.01 * i) for i in range(10)]
+    b = acc.error_bands(pooled + two, short=False)
+    assert (b["gemm"]["p10"], b["gemm"]["p90"]) == (b["pooled"]["p10"], b["pooled"]["p90"])
+    assert "2 sources" in b["gemm"]["basis"]
+    b = acc.error_bands(pooled + two + [_row("C", 0.6)], short=False)
+    assert b["gemm"]["basis"] == "family held-out" and b["gemm"]["p90"] < 0.7
