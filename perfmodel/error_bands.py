@@ -4,8 +4,9 @@
 `validation/` (as-shipped predictions): per kernel family, the 10th and 90th percentiles of
 predicted / measured time, every source weighing the same. A family with fewer than 5 held-out
 points or 3 sources carries the pooled band (its ``basis`` says so); a kernel family absent from
-the file gets the pooled band too. Its ``short`` section holds the same bands over the points predicted below
-5 us, where measurements scatter most: a prediction that short takes its band from there.
+the file gets the pooled band too. Its ``short`` section holds the same bands over the points
+predicted below 5 us, where measurements scatter most: a prediction that short takes its band
+from there.
 
 Its ``cells`` section names the (kernel family, arch family) pairs whose published measurements
 sit systematically away from the model (`scripts/accuracy.py` `off_cells`): a prediction there
