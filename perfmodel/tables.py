@@ -42,6 +42,29 @@ def shape_text(shape: dict, kernel: str | None = None) -> str:
     return " ".join(f"{k}={v}" for k, v in shape.items() if k not in defaults or defaults[k] != v)
 
 
+def band_text(band: Sequence[float] | None) -> str | None:
+    """A ``likely_us`` cell: the ``lo-hi`` of a prediction's error band (``time_band_us``), where
+    a measurement of the kernel likely falls (`perfmodel.error_bands`)."""
+    if not band:
+        return None
+    lo, hi = band
+    return f"{fmt_cell(lo)}-{fmt_cell(hi)}"
+
+
+def in_band_line(rows: Iterable[dict], measured: str, band: str) -> str | None:
+    """How many identified rows were measured inside their prediction's error band, and their
+    share of the measured time: the band holds about 80 % of published kernels of a family, so
+    far fewer inside says this workload's kernels run unlike them. None without such rows."""
+    inside = [r for r in rows if r.get("in_band") is not None and r.get(measured)]
+    if not inside:
+        return None
+    t_in = sum(r[measured] for r in inside if r["in_band"])
+    t_all = sum(r[measured] for r in inside)
+    n_in = sum(1 for r in inside if r["in_band"])
+    return (f"measured within {band} (the band that holds about 80 % of published kernels of a family): "
+            f"{n_in} of {len(inside)} identified kernels, {t_in / t_all:.0%} of their time")
+
+
 def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]]:
     """Compact rows for table/md/csv: the shape as one text cell; terms only with ``detail``;
     the timing scope only where some row is not kernel-scoped."""
@@ -53,8 +76,7 @@ def predict_table(rows: list[dict], detail: bool) -> tuple[list[dict], list[str]
             t.pop("scope", None)
         t.pop("likely_us", None)
         t["shape"] = shape_text(r["shape"], r["kernel"])
-        lo, hi = r["time_band_us"]
-        t["likely_us"] = f"{fmt_cell(lo)}-{fmt_cell(hi)}"
+        t["likely_us"] = band_text(r["time_band_us"])
         if detail:
             for k, v in r["terms_us"].items():
                 t[f"{k}_us"] = v
@@ -100,6 +122,7 @@ VALIDATE_COLUMNS = [
     "count",
     "time_us",
     "predicted_time_us",
+    "likely_us",
     "time_error",
     "tflops",
     "ai_hbm",
@@ -129,6 +152,7 @@ def validation_table(v) -> list[dict]:
         t = {k: r.get(k) for k in _VALIDATE_COPIED}
         err = r.get("time_error")
         t["time_error"] = None if err is None else f"{err:+.1%}"
+        t["likely_us"] = band_text(r.get("likely_us"))
         measured = r["flops"] is not None and r["time_us"]
         t["tflops"] = r["achieved"] and (r["flops"] / (r["time_us"] * 1e-6) / 1e12 if measured else None)
         t["ai_hbm"] = r["ai"].get(mem)
@@ -171,7 +195,8 @@ def render_validation(v, fmt: str) -> str:
     if any("workloads" in t for t in trows):
         cols = [*cols[:3], "workloads", *cols[3:]]
     text = render(trows, fmt, columns=cols, headers=VALIDATE_HEADERS, title=title)
-    extra = flag_lines(v.rows) + [f"note: {n}" for n in v.notes]
+    band = in_band_line(v.rows, "time_us", "likely_us")
+    extra = ([band] if band else []) + flag_lines(v.rows) + [f"note: {n}" for n in v.notes]
     if extra:
         text += ("\n" if fmt == "md" else "") + "\n".join(extra) + "\n"
     return text

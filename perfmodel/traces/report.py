@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from perfmodel.errors import InputError
-from perfmodel.tables import shape_text
+from perfmodel.tables import band_text, in_band_line, shape_text
 from perfmodel.traces.chrome import ChromeTrace, prod_dims, read_chrome_trace
 from perfmodel.traces.names import MACRO_TILE, family
 
@@ -159,7 +159,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         pred = pred_rows[k.case_index[key_case]] if key_case is not None else None
         row = _report_row(g, pred, total)
         if other and pred is not None:  # measured on one GPU, predicted on another: no like-for-like ratio
-            row["efficiency"] = row["achieved_of_limit"] = None
+            row["efficiency"] = row["achieved_of_limit"] = row["in_band"] = None
         if g["pinned"] is not None:  # the model at the kernel's own tile: does the library's choice explain the gap?
             pinned = preds[k.case_index[_case_key(g["pinned"])]]
             row["kernel_tile"] = g["pinned"]["tile"] + (f" split {g['pinned']['split_k']}" if g["pinned"]["split_k"] > 1 else "")
@@ -342,7 +342,9 @@ def _report_row(g: dict, p: dict | None, total: float) -> dict:
            "measured_total_us": g["measured_total_us"], "share": g["measured_total_us"] / total if total else 0.0,
            "measured_us": g["measured_total_us"] / g["calls"], "kernels": g["kernels"], "kernels_per_call": g["kernels_per_call"]}
     if p is not None:
+        lo, hi = p["time_band_us"]
         row.update({"kernel": p["kernel"], "dtype": p["dtype"], "shape": p["shape"], "predicted_us": p["time_us"],
+                    "likely_us": [lo, hi], "in_band": lo <= row["measured_us"] <= hi,
                     "efficiency": p["time_us"] / row["measured_us"] if row["measured_us"] > 0 else None,
                     "bound": p["bound"], "terms_us": p["terms_us"]})
         if p.get("notes"):  # what the model assumed or knows of the kernel (a collective's skew, an off cell)
@@ -378,8 +380,8 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
         return render([{"summary": s, "kernels": rep.rows}], "json").strip()[1:-1].strip() + "\n"
     if fmt == "jsonl":
         return render(rep.rows, "jsonl")
-    cols = ["kernel_name", "family", "op", "calls", "measured_total_us", "share", "measured_us", "predicted_us", "efficiency", "bound",
-            "achieved_of_limit", "shape", "why"]
+    cols = ["kernel_name", "family", "op", "calls", "measured_total_us", "share", "measured_us", "predicted_us", "likely_us", "efficiency",
+            "bound", "achieved_of_limit", "shape", "why"]
     if any("at_kernel_tile_us" in r for r in rep.rows):
         cols[cols.index("bound"):cols.index("bound")] = ["kernel_tile", "at_kernel_tile_us"]
     rows = []
@@ -389,18 +391,23 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
             t["kernel_name"] = f"{t['kernel_name']} +{r['kernels_per_call'] - 1} more"
         if isinstance(t.get("shape"), dict):
             t["shape"] = shape_text(t["shape"], r.get("kernel"))
+        t["likely_us"] = band_text(r.get("likely_us"))
         rows.append(t)
-    if fmt == "csv":
-        return render([{c: r.get(c) for c in cols} | {"shape": rr.get("shape")} for r, rr in zip(rep.rows, rows + [{}] * len(rep.rows), strict=False)], "csv", columns=cols)
+    if fmt == "csv":  # every row, not only the top ones; shapes and bands as their table text
+        return render([{c: r.get(c) for c in cols} | {"shape": shape_text(r["shape"], r.get("kernel")) if isinstance(r.get("shape"), dict) else r.get("shape"),
+                                                      "likely_us": band_text(r.get("likely_us"))} for r in rep.rows], "csv", columns=cols)
     head = (f"{rep.path}\narch {rep.arch} ({rep.arch_source}); {s['kernels']} kernels, {rep.gpu_time_us:,.1f} us of GPU time; "
             f"predicted (identified with a case): {rep.identified_share:.1%}; family known from the name: {rep.named_share:.1%}\n")
     if rep.identified_us > 0:
         where = f" on {rep.recorded_on}" if rep.recorded_on else ""
         head += (f"identified kernels: {rep.identified_us:,.1f} us measured{where}, {rep.predicted_total_us:,.1f} us predicted on "
                  f"{rep.arch} (x {rep.predicted_total_us / rep.identified_us:.3g})\n")
+    band = in_band_line(rep.rows, "measured_total_us", "likely_us")
+    if band:
+        head += band + "\n"
     if rep.recorded_on:
-        head += (f"note: recorded on {rep.recorded_on}, predicted on {rep.arch}: efficiency and achieved_of_limit would compare "
-                 "two GPUs and are left out\n")
+        head += (f"note: recorded on {rep.recorded_on}, predicted on {rep.arch}: efficiency, achieved_of_limit and the band "
+                 "comparison would compare two GPUs and are left out\n")
     text = head + "\n" + render(rows, fmt, columns=cols, title=f"kernels by total time (top {min(len(rep.rows), top or len(rep.rows))} of {len(rep.rows)})")
     fam: dict[str, dict] = {}
     for r in rep.rows:

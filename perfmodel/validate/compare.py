@@ -99,6 +99,10 @@ def compare(m: Measurement, pred: Prediction | None, arch: Arch) -> dict:
     t_meas = m.time_s
     out["time_ratio"] = _ratio(t_meas, pred.time_s)
     out["time_error"] = None if t_meas is None else pred.time_s / t_meas - 1.0
+    # the prediction's error band: where published kernels of its family measured (error_bands)
+    lo, hi = pred.time_band_us
+    out["likely_us"] = [lo, hi]
+    out["in_band"] = None if t_meas is None else bool(lo <= t_meas * 1e6 <= hi)
     expl, term = _explain_time(m, pred, frac, flops_not_collected)
     out["explaining_term"] = term
     out["explain"] = "; ".join([expl, *flops_notes, *([out["bytes_explain"]] if out["bytes_explain"] else [])])
