@@ -224,7 +224,8 @@ def validation_html(v) -> str:
     mode = "per dispatch" if v.per_dispatch else "per kernel (ratio of sums)"
     head = f"<p><b>perfmodel validate {html.escape(str(v.path))} on {html.escape(v.arch.name)} ({v.arch.key}), {mode}</b></p>"
     rows = validation_table(v)
-    notes = "".join(f"<br><i>note: {html.escape(n)}</i>" for n in v.notes)
+    band = in_band_line(v.rows, "time_us", "likely_us")
+    notes = "".join(f"<br><i>{html.escape(n)}</i>" for n in ([band] if band else []) + [f"note: {n}" for n in v.notes])
     return head + html_table(rows, VALIDATE_COLUMNS) + notes
 
 

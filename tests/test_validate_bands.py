@@ -89,3 +89,9 @@ def test_json_rows_keep_the_band_as_numbers(fmt):
     rows = json.loads(text)["kernels"] if fmt == "json" else [json.loads(x) for x in text.splitlines() if x.strip()]
     b = [r["likely_us"] for r in rows if r.get("likely_us")]
     assert b and all(isinstance(x, float) for pair in b for x in pair)
+
+
+def test_the_jupyter_view_carries_the_band_line():
+    v = validate(str(MIXBENCH_MI200))
+    html = v._repr_html_()
+    assert "likely_us" in html and "measured within likely_us" in html
