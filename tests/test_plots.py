@@ -320,3 +320,20 @@ def test_every_image_the_docs_show_is_made_by_the_script():
     assert shown and shown <= made, shown - made
     for name in shown:
         assert (ROOT / "docs" / "img" / name).is_file(), name
+
+
+def test_the_times_chart_draws_each_prediction_error_band():
+    """One whisker per bar, from time / p90 to time / p10 of the case's band."""
+    from matplotlib.collections import LineCollection
+
+    import perfmodel
+    from perfmodel.plots.charts import plot_times
+
+    preds = [*perfmodel.predict("gemm", m=4096, n=4096, k=4096, arch=["mi300x", "h100"])]
+    preds += [*perfmodel.predict("rmsnorm", rows=1, cols=512, arch="mi300x")]  # a short kernel: its own band
+    assert len(preds) == 3
+    fig = plot_times(preds)
+    segs = [s for c in fig.axes[0].collections if isinstance(c, LineCollection) for s in c.get_segments()]
+    spans = sorted((round(s[0][0], 6), round(s[1][0], 6)) for s in segs)
+    assert spans == sorted((round(p.time_band_us[0], 6), round(p.time_band_us[1], 6)) for p in preds)
+    assert "likely range" in " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())

@@ -44,7 +44,8 @@ def fmt_us(us: float) -> str:
 
 def plot_times(preds: Sequence[Prediction], path: str | None = None, title: str | None = None, subtitle: str | None = None):
     """Predicted time per case, one bar per GPU (grouped), log scale when times span > 30x;
-    each bar is labelled with its time and bound class."""
+    each bar is labelled with its time and bound class, and a whisker spans its error band
+    (`Prediction.time_band_us`: where about 80 % of published kernels of the family measured)."""
     from perfmodel.plots.roofline_plot import new_figure, save
 
     labels, archs = _cases(preds)
@@ -54,10 +55,10 @@ def plot_times(preds: Sequence[Prediction], path: str | None = None, title: str 
     fig = new_figure(12, height)
     ax = _axes(fig, 0.22, 0.62, height)
     bar = 0.8 / k
-    times = [p.time_us for p in preds if p.time_us > 0]
+    times = [t for p in preds if p.time_us > 0 for t in (p.time_us, *p.time_band_us)]
     log = bool(times) and max(times) / min(times) > 30
     for j, a in enumerate(archs):
-        ys, xs, texts = [], [], []
+        ys, xs, bands, texts = [], [], [], []
         for i, lab in enumerate(labels):
             p = by.get((lab, a))
             if p is None:
@@ -65,10 +66,14 @@ def plot_times(preds: Sequence[Prediction], path: str | None = None, title: str 
             y = i - 0.4 + bar * (j + 0.5)
             ys.append(y)
             xs.append(p.time_us)
+            bands.append(p.time_band_us)
             texts.append(f" {fmt_us(p.time_us)}  {p.bound}")
         ax.barh(ys, xs, bar * 0.9, color=style.arch_color(j), label=a, zorder=2)
-        for y, x, t in zip(ys, xs, texts, strict=True):
-            ax.text(x, y, t, va="center", ha="left", fontsize=6.5 if k > 1 else 7.5, color="0.2")
+        ax.hlines(ys, [b[0] for b in bands], [b[1] for b in bands], color="0.25", lw=0.9, zorder=3)
+        ax.plot([b[0] for b in bands] + [b[1] for b in bands], ys + ys, "|", color="0.25", ms=4, zorder=3)
+        for y, hi, t in zip(ys, [max(x, b[1]) for x, b in zip(xs, bands, strict=True)], texts, strict=True):
+            ax.text(hi, y, t, va="center", ha="left", fontsize=6.5 if k > 1 else 7.5, color="0.2")
+    ax.plot([], [], "|-", color="0.25", lw=0.9, ms=4, label="likely range (80 % of\npublished kernels)")
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.invert_yaxis()
     if log:
@@ -77,7 +82,10 @@ def plot_times(preds: Sequence[Prediction], path: str | None = None, title: str 
     ax.set_xlim(lo, hi * (4 if log else 1.35))
     ax.set_xlabel("predicted time (us)" + (", log scale" if log else ""))
     ax.grid(True, axis="x", ls=":", alpha=0.6, zorder=0)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False, title="GPU")
+    handles, names = ax.get_legend_handles_labels()
+    order = sorted(range(len(names)), key=lambda i: names[i].startswith("likely"))  # the GPUs, then the whisker
+    ax.legend([handles[i] for i in order], [names[i] for i in order], loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8,
+              frameon=False, title="GPU")
     _title(fig, title or "Predicted time per case" + (f" on {', '.join(archs)}" if k > 1 else f" on {archs[0]}"), subtitle, 0.22, height)
     if path:
         save(fig, path)
