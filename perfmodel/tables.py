@@ -374,8 +374,9 @@ def family_help(model) -> str:
     """The keys of one family as plain text, for `perfmodel predict KERNEL --help`."""
     rows = kernel_key_rows(kernel_families([model]))
     lines = [f"{model.name}: {model.doc} (default dtype {model.default_dtype})", ""]
+    width = max([16] + [len(r["key"]) + 2 for r in rows])  # a long key still gets a space after it
     for r in rows:
         d = "required" if r["default"] == "(required)" else f"default {fmt_cell(r['default'])}"
         extra = f"; {r['allowed']}" if r["allowed"] else ""
-        lines.append(f"  {r['key']:<16}{r['type']}, {d}{extra}" + (f". {r['meaning']}" if r["meaning"] else ""))
+        lines.append(f"  {r['key']:<{width}}{r['type']}, {d}{extra}" + (f". {r['meaning']}" if r["meaning"] else ""))
     return "\n".join(lines)

@@ -52,6 +52,15 @@ def test_predict_kernel_help_lists_the_family_keys(cli):
     assert "Keys of" not in cli("predict", "--cases", "x.yaml", "--help").output  # an option's value is no kernel
 
 
+def test_family_help_keeps_a_space_after_a_long_key():
+    """`flops_per_element` is 17 characters: it once ran into its type (`flops_per_elementfloat`)."""
+    from perfmodel.models.registry import get_model
+    from perfmodel.tables import family_help
+
+    text = family_help(get_model("elementwise"))
+    assert re.search(r"^\s+flops_per_element\s+float,", text, re.M), text
+
+
 def test_docs_manifest_example_loads(tmp_path):
     """The manifest example in docs/usage.md is a valid manifest."""
     from perfmodel.validate.identify import load_manifest
