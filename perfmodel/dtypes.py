@@ -8,6 +8,14 @@ from perfmodel.vocab import DTYPE_BYTES as SIZE
 # The VALU type elementwise maths runs in for a storage type (fp8/int8/fp4 are upcast).
 VALU_COMPUTE = {"fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "bf16": "bf16"}
 
+# Integer storage types. Streaming kernels on them (an int32 sum, a hash, a bit mask) run integer
+# VALU instructions, timed at the spec's integer rates and reported as iops, never as FLOPs.
+INTEGER = ("int32", "int16", "int8", "int4")
+
+
+def is_integer(dtype: str) -> bool:
+    return dtype in INTEGER
+
 
 def size(dtype: str, where: str | None = None) -> float:
     if dtype not in SIZE:

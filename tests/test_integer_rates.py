@@ -176,3 +176,44 @@ def test_h100_integer_rates_against_our_run():
     assert got["shf"] == pytest.approx(a.int_rate("valu", "int32").value * per_sm_clock, rel=0.01)
     assert got["ffma"] == pytest.approx(a.rate("valu", "fp32").value / 2 * per_sm_clock, rel=0.02)
     assert "PMINT" in a.sources and "int_rates.cu" in a.sources["PMINT"]
+
+
+# --- integer dtypes of the streaming families ----------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ["mi100", "mi300x", "h100", "rx7900xtx"])
+def test_integer_elementwise_is_timed_at_the_integer_rates(arch):
+    """An int32 map with 20 adds/logic ops and 10 multiplies per element: integer ops, no FLOPs;
+    the multiplies at the spec's int32_mul rate (quarter rate on MI100 and RDNA)."""
+    n = 1 << 26
+    (p,) = predict("elementwise", arch, dtype="int32", n=n, flops_per_element=20, int_muls_per_element=10)
+    a = load_arch(arch)
+    assert p.flops == 0 and p.flops_by == {}
+    assert p.iops_by == pytest.approx({"valu:int32": 20 * n, "valu:int32_mul": 10 * n})
+    want = 20 * n / a.peak_iops("valu", "int32") + 10 * n / a.peak_iops("valu", "int32_mul")
+    assert p.terms_s["compute:valu:int"] >= want * (1 - 1e-9)  # wave quantization only stretches it
+    assert p.terms_s["compute:valu:int"] <= want * 1.01
+
+
+def test_integer_elementwise_moves_the_bytes_of_its_type():
+    (i32,) = predict("elementwise", "mi300x", dtype="int32", n=1 << 26)
+    (f32,) = predict("elementwise", "mi300x", dtype="fp32", n=1 << 26)
+    (i16,) = predict("elementwise", "mi300x", dtype="int16", n=1 << 26)
+    assert i32.bytes["hbm"] == f32.bytes["hbm"] == 2 * i16.bytes["hbm"]
+    assert f32.flops > 0 and i32.flops == 0
+
+
+def test_integer_sum_counts_integer_adds():
+    n = 1 << 30
+    (p,) = predict("reduction", "h100", dtype="int32", n=n)
+    (f,) = predict("reduction", "h100", dtype="fp32", n=n)
+    assert p.flops == 0 and p.iops_by["valu:int32"] == pytest.approx(f.flops)
+    assert p.bytes == f.bytes  # an int32 sum moves what an fp32 sum moves
+
+
+def test_integer_multiplies_on_a_float_type_are_not_timed_and_said():
+    (p,) = predict("elementwise", "mi300x", dtype="fp16", n=1 << 20, int_muls_per_element=3)
+    assert p.iops_by == {} and "compute:valu:int" not in p.terms_s
+    assert "int_muls_per_element not timed: fp16 is not an integer type" in p.notes
+    (q,) = predict("elementwise", "mi300x", dtype="fp16", n=1 << 20)
+    assert "int_muls_per_element" not in (q.notes or "")

@@ -56,7 +56,7 @@ class PredictCommand(click.Command):
 @click.argument("kernel", required=False)
 @click.argument("params", nargs=-1)
 @click.option("--arch", "archs", multiple=True, help="Arch key or archspec path; repeat (or comma-separate) for a side-by-side comparison. [default: mi300x]")
-@click.option("--dtype", default=None, help="Data type (fp64 fp32 tf32 fp16 bf16 fp8 int8 ...); default per kernel.")
+@click.option("--dtype", default=None, help="Data type (fp64 fp32 tf32 fp16 bf16 fp8 int32 int8 ...); default per kernel.")
 @click.option("--cases", "cases_file", type=click.Path(dir_okay=False), default=None, help="A YAML list or JSON lines of cases.")
 @click.option("--suite", is_flag=True, help="Run the built-in suite of realistic cases (kernels/suite.yaml).")
 @click.option("--warm", is_flag=True, help="Steady state of a repeated kernel: inputs that fit a cache are served from it (default: one cold run).")

@@ -22,8 +22,11 @@ WG = 256
         Param("n", int, REQUIRED, help="elements per array"),
         Param("reads", float, 1, minimum=0, help="arrays read (n elements each)"),
         Param("writes", float, 1, minimum=0, help="arrays written (n elements each)"),
-        Param("flops_per_element", float, 1, minimum=0, help="VALU FLOPs per element (FMA = 2)"),
+        Param("flops_per_element", float, 1, minimum=0, help="VALU FLOPs per element (FMA = 2); with an integer dtype, "
+              "32-bit integer adds/logic/shifts per element (timed at the integer rate, reported as iops)"),
         Param("sfu_per_element", float, 0, minimum=0, help="transcendental ops per element (exp2, log2, rcp, sqrt)"),
+        Param("int_muls_per_element", float, 0, minimum=0, help="32-bit integer multiplies per element (integer dtypes; "
+              "quarter rate on MI100 and RDNA)"),
     ],
     doc="elementwise map: n elements, `reads` input and `writes` output arrays",
     default_dtype="fp16",
@@ -32,7 +35,10 @@ def elementwise(p: dict, arch, dtype: str) -> Work:
     n, reads, writes, fpe, sfu = floats(p, "n", "reads", "writes", "flops_per_element", "sfu_per_element")
     s = dtypes.size(dtype)
     w = Work()
-    w.add_flops("valu", dtypes.valu_dtype(arch, dtype), fpe * n)
+    muls = np.asarray(p.get("int_muls_per_element", 0.0), dtype=float)
+    sc.add_valu_ops(w, arch, dtype, fpe * n, muls * n)
+    if not dtypes.is_integer(dtype):
+        w.note(f"int_muls_per_element not timed: {dtype} is not an integer type", muls > 0)
     if np.any(sfu > 0):
         w.add_flops("sfu", "fp32", sfu * n)
     read = reads * n * s
@@ -50,7 +56,8 @@ def helper_kernel(arch, dtype: str, where, n, reads, writes, flops=0.0) -> Work:
     reduction pre-pass), only where ``where`` holds: elsewhere it moves no bytes and costs no
     launch. Meant for `Work.serial`."""
     k = elementwise(
-        {"n": np.where(where, n, 0.0), "reads": reads, "writes": writes, "flops_per_element": flops, "sfu_per_element": 0.0},
+        {"n": np.where(where, n, 0.0), "reads": reads, "writes": writes, "flops_per_element": flops, "sfu_per_element": 0.0,
+         "int_muls_per_element": 0.0},
         arch,
         dtype,
     )

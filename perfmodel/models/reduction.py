@@ -39,7 +39,7 @@ def reduction(p: dict, arch, dtype: str) -> Work:
     second = np.where(blockwise, 0.0, 1.0)  # stage 2 reads the partials and writes the result
     w = Work()
     # one add per element into its lane's accumulator, then one per partial in stage 2
-    w.add_flops("valu", sc.acc_dtype(arch, dtype), n + grid * second)
+    sc.add_valu_ops(w, arch, dtype if dtypes.is_integer(dtype) else sc.acc_dtype(arch, dtype), n + grid * second)
     read = n * s + grid * a * second  # input once, partials once (stage 2)
     write = grid * a + a * second  # partials, result
     traffic.add_stream(w, arch, read, write, n * s + grid * a + a * second)

@@ -49,7 +49,7 @@ def stream(p: dict, arch, dtype: str) -> Work:
     s = dtypes.size(dtype)
     reads, writes, fpe = OPS[op]
     w = Work()
-    w.add_flops("valu", dtypes.valu_dtype(arch, dtype), fpe * n)
+    sc.add_valu_ops(w, arch, dtype, fpe * n)
     read = reads * n * s
     write = writes * n * s
     if op == "dot":

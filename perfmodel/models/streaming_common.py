@@ -27,6 +27,19 @@ def ceil_div(a, b):
     return np.ceil(np.asarray(a, dtype=float) / np.asarray(b, dtype=float))
 
 
+def add_valu_ops(w: Work, arch, dtype: str, ops, int_muls=0.0) -> None:
+    """A streaming kernel's arithmetic on ``dtype``: ``ops`` FLOPs at its VALU type, or, for an
+    integer type, ``ops`` 32-bit integer adds/logic/shifts and ``int_muls`` 32-bit multiplies
+    (`Work.iops`, timed at the spec's integer rates; narrower integers are widened to 32-bit
+    lanes, packed 16-bit instructions are not assumed)."""
+    if dtypes.is_integer(dtype):
+        w.add_iops("valu", "int32", ops)
+        if np.any(np.asarray(int_muls) > 0):
+            w.add_iops("valu", "int32_mul", int_muls)
+        return
+    w.add_flops("valu", dtypes.valu_dtype(arch, dtype), ops)
+
+
 def acc_dtype(arch, dtype: str) -> str:
     """The type reductions accumulate in (sums, means, softmax): fp64 stays fp64 (where the arch
     has a VALU fp64 rate), everything else accumulates in fp32 as PyTorch/MIOpen/Triton do."""
