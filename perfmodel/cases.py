@@ -182,7 +182,7 @@ def normalize(
     if arch in (None, ""):
         raise InputError("missing; expected an arch key such as mi300x (or --arch)", where=where, key="arch")
     dtype = str(raw.get("dtype") or default_dtype or model.default_dtype)
-    dtypes.size(dtype, where)  # refuses an unknown dtype, naming the case
+    dtypes.check(dtype, model, where)  # refuses an unknown dtype, or one the family does not take, naming the case
     scope = raw.get("scope", default_scope)
     scope = "kernel" if scope in (None, "") else scope
     if not isinstance(scope, str) or scope not in SCOPES:
@@ -300,7 +300,7 @@ def _normalize_group(raws: list, idx: list[int], kernel: str, keys: tuple, ctx: 
 
     def dtype_of(v: Any) -> Any:
         dt = str(v or dtype_default or model.default_dtype)
-        return dt if dt in dtypes.SIZE else _BAD
+        return dt if dtypes.accepted(dt, model) else _BAD
 
     def scope_of(v: Any) -> Any:
         v = "kernel" if v in (None, "") else v

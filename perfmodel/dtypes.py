@@ -13,8 +13,27 @@ VALU_COMPUTE = {"fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16", 
 INTEGER = ("int32", "int16", "int8", "int4")
 
 
+# Integer types only the streaming families take (a matrix or attention kernel on int32 or int16
+# has no pipe and no library behind it: refused rather than timed on some other rate).
+STREAMING_ONLY = ("int32", "int16")
+
+
 def is_integer(dtype: str) -> bool:
     return dtype in INTEGER
+
+
+def accepted(dtype: str, model) -> bool:
+    """Whether the family ``model`` takes ``dtype`` (a known type, and a streaming-only integer
+    type only where the family computes on integers: `KernelModel.integer_dtypes`)."""
+    return dtype in SIZE and (dtype not in STREAMING_ONLY or model.integer_dtypes)
+
+
+def check(dtype: str, model, where: str | None = None) -> None:
+    """Refuse, naming the case, a dtype the family ``model`` does not take."""
+    size(dtype, where)
+    if not accepted(dtype, model):
+        ok = ", ".join(d for d in SIZE if accepted(d, model))
+        raise InputError(f"{model.name} does not take the integer type {dtype!r}; expected one of {ok}", where=where, key="dtype")
 
 
 def size(dtype: str, where: str | None = None) -> float:

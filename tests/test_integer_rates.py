@@ -217,3 +217,20 @@ def test_integer_multiplies_on_a_float_type_are_not_timed_and_said():
     assert "int_muls_per_element not timed: fp16 is not an integer type" in p.notes
     (q,) = predict("elementwise", "mi300x", dtype="fp16", n=1 << 20)
     assert "int_muls_per_element" not in (q.notes or "")
+
+
+@pytest.mark.parametrize("kernel,shape", [("gemm", "m=64 n=64 k=64"), ("attention", "batch=1 heads=8 seq_q=128 seq_kv=128 head_dim=64"),
+                                          ("softmax", "rows=4 cols=8")])
+def test_families_without_integer_maths_refuse_int32_in_one_line(cli, kernel, shape):
+    r = cli("predict", kernel, *shape.split(), "--dtype", "int32")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    (line,) = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert f"dtype: {kernel} does not take the integer type 'int32'; expected one of" in line and "int8" in line
+
+
+def test_a_batch_names_the_case_with_a_refused_integer_type(cli, tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("- {kernel: elementwise, n: 1024, dtype: int32}\n- {id: bad, kernel: gemm, m: 8, n: 8, k: 8, dtype: int16}\n")
+    r = cli("predict", "--cases", str(f), "--keep-going")
+    assert r.exit_code == 2 and "bad" in r.output and "int16" in r.output
+    assert "elementwise" in r.output  # the valid case still has its row

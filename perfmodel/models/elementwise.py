@@ -30,6 +30,7 @@ WG = 256
     ],
     doc="elementwise map: n elements, `reads` input and `writes` output arrays",
     default_dtype="fp16",
+    integer_dtypes=True,
 )
 def elementwise(p: dict, arch, dtype: str) -> Work:
     n, reads, writes, fpe, sfu = floats(p, "n", "reads", "writes", "flops_per_element", "sfu_per_element")

@@ -27,6 +27,7 @@ UNROLL = 4  # 16-B loads each lane issues before it adds
     ],
     doc="sum reduction of n elements to one value (two-stage, one partial per workgroup), or to k block partials",
     default_dtype="fp32",
+    integer_dtypes=True,
 )
 def reduction(p: dict, arch, dtype: str) -> Work:
     n = np.asarray(p["n"], dtype=float)

@@ -55,6 +55,7 @@ class KernelModel:
     doc: str = ""
     default_dtype: str = "fp16"
     identify: Identifier | None = None
+    integer_dtypes: bool = False  # takes int32/int16 (its per-element maths as integer ops)
 
     def __post_init__(self) -> None:
         # asked once per case when a batch is grouped: computed once per family
@@ -89,7 +90,7 @@ def _values(names: tuple[str, ...], params: dict) -> tuple:
 MODELS: dict[str, KernelModel] = {}
 
 
-def register(name: str, params: list[Param], doc: str = "", default_dtype: str = "fp16"):
+def register(name: str, params: list[Param], doc: str = "", default_dtype: str = "fp16", integer_dtypes: bool = False):
     """Decorator: register ``fn(p, arch, dtype) -> Work`` under ``name``."""
 
     def deco(fn: Callable) -> Callable:
@@ -99,6 +100,7 @@ def register(name: str, params: list[Param], doc: str = "", default_dtype: str =
             fn=fn,
             doc=doc or (fn.__doc__ or "").strip().splitlines()[0],
             default_dtype=default_dtype,
+            integer_dtypes=integer_dtypes,
         )
         return fn
 

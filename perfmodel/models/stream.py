@@ -42,6 +42,7 @@ OPS = {
     ],
     doc="BabelStream kernels (copy, mul/scale, add, triad, dot) over arrays of n elements",
     default_dtype="fp64",
+    integer_dtypes=True,
 )
 def stream(p: dict, arch, dtype: str) -> Work:
     op = p["op"]

@@ -25,6 +25,7 @@ WG = 256
     params=[Param("rows", int, REQUIRED), Param("cols", int, REQUIRED)],
     doc="out-of-place matrix transpose (64x64 LDS tiles)",
     default_dtype="fp32",
+    integer_dtypes=True,
 )
 def transpose(p: dict, arch, dtype: str) -> Work:
     rows, cols = floats(p, "rows", "cols")
