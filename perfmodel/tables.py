@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from perfmodel import dtypes
 from perfmodel.output import fmt_cell, render
+from perfmodel.vocab import DTYPE_BYTES
 
 # --- perfmodel predict -------------------------------------------------------------------------
 PREDICT_COLUMNS = [
@@ -320,6 +322,7 @@ def kernel_families(models) -> list[dict]:
                 "kernel": m.name,
                 "doc": m.doc,
                 "default_dtype": m.default_dtype,
+                "dtypes": [d for d in DTYPE_BYTES if dtypes.accepted(d, m)],
                 "identifies_profiled_kernels": m.identify is not None,
                 "params": params,
             }
@@ -357,6 +360,12 @@ def kernel_key_rows(families: list[dict]) -> list[dict]:
     return rows
 
 
+def _integer_note(family: dict) -> str:
+    """``; also int32, int16`` for a family that takes the streaming-only integer types."""
+    extra = [d for d in dtypes.STREAMING_ONLY if d in family["dtypes"]]
+    return f"; also {', '.join(extra)}" if extra else ""
+
+
 def render_kernels(families: list[dict], fmt: str) -> str:
     """`perfmodel kernels`: JSON keeps one object per family; the tables one row per key."""
     if fmt in ("json", "jsonl"):
@@ -364,7 +373,7 @@ def render_kernels(families: list[dict], fmt: str) -> str:
     rows = kernel_key_rows(families)
     text = render(rows, fmt, title=None if fmt == "csv" else "perfmodel kernels: case keys per family (key=value)")
     if fmt in ("table", "md"):
-        lines = [f"{f['kernel']:14s} {f['doc']} [default dtype {f['default_dtype']}]" for f in families]
+        lines = [f"{f['kernel']:14s} {f['doc']} [default dtype {f['default_dtype']}{_integer_note(f)}]" for f in families]
         text += "\n" + "\n".join(lines) + "\n"
         text += "\nEvery case also takes id, arch, dtype. Sizes are element counts.\n"
     return text
@@ -373,7 +382,7 @@ def render_kernels(families: list[dict], fmt: str) -> str:
 def family_help(model) -> str:
     """The keys of one family as plain text, for `perfmodel predict KERNEL --help`."""
     rows = kernel_key_rows(kernel_families([model]))
-    lines = [f"{model.name}: {model.doc} (default dtype {model.default_dtype})", ""]
+    lines = [f"{model.name}: {model.doc} (default dtype {model.default_dtype}{_integer_note(kernel_families([model])[0])})", ""]
     width = max([16] + [len(r["key"]) + 2 for r in rows])  # a long key still gets a space after it
     for r in rows:
         d = "required" if r["default"] == "(required)" else f"default {fmt_cell(r['default'])}"

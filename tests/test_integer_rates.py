@@ -234,3 +234,13 @@ def test_a_batch_names_the_case_with_a_refused_integer_type(cli, tmp_path):
     r = cli("predict", "--cases", str(f), "--keep-going")
     assert r.exit_code == 2 and "bad" in r.output and "int16" in r.output
     assert "elementwise" in r.output  # the valid case still has its row
+
+
+def test_kernels_lists_the_dtypes_each_family_takes(cli):
+    import json
+
+    fams = {f["kernel"]: f for f in json.loads(cli("kernels", "--format", "json").stdout)}
+    assert "int32" in fams["elementwise"]["dtypes"] and "int32" not in fams["gemm"]["dtypes"]
+    assert "int8" in fams["gemm"]["dtypes"]
+    assert "[default dtype fp32; also int32, int16]" in cli("kernels", "reduction").stdout
+    assert "also int32" not in cli("kernels", "attention").stdout
