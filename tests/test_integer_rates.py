@@ -244,3 +244,13 @@ def test_kernels_lists_the_dtypes_each_family_takes(cli):
     assert "int8" in fams["gemm"]["dtypes"]
     assert "[default dtype fp32; also int32, int16]" in cli("kernels", "reduction").stdout
     assert "also int32" not in cli("kernels", "attention").stdout
+
+
+def test_integer_stream_counts_multiplies_as_multiplies():
+    n = 1 << 24
+    (t,) = predict("stream", "mi100", dtype="int32", op="triad", n=n)
+    assert t.iops_by == pytest.approx({"valu:int32": n, "valu:int32_mul": n})
+    (m,) = predict("stream", "mi100", dtype="int32", op="mul", n=n)
+    assert m.iops_by == pytest.approx({"valu:int32_mul": n})
+    (c,) = predict("stream", "mi100", dtype="int32", op="copy", n=n)
+    assert c.iops_by == {} and c.flops == 0

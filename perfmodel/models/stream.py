@@ -32,6 +32,9 @@ OPS = {
     "triad": (2, 1, 2),
     "dot": (2, 0, 2),
 }
+# the same on an integer type: op -> (adds, multiplies) per element (a triad's or dot's FMA is
+# one of each: no full-width integer multiply-add on AMD)
+INT_OPS = {"copy": (0, 0), "mul": (0, 1), "scale": (0, 1), "add": (1, 0), "triad": (1, 1), "dot": (1, 1)}
 
 
 @register(
@@ -50,7 +53,11 @@ def stream(p: dict, arch, dtype: str) -> Work:
     s = dtypes.size(dtype)
     reads, writes, fpe = OPS[op]
     w = Work()
-    sc.add_valu_ops(w, arch, dtype, fpe * n)
+    if dtypes.is_integer(dtype):
+        adds, muls = INT_OPS[op]
+        sc.add_valu_ops(w, arch, dtype, adds * n, muls * n)
+    else:
+        sc.add_valu_ops(w, arch, dtype, fpe * n)
     read = reads * n * s
     write = writes * n * s
     if op == "dot":

@@ -33,7 +33,8 @@ def add_valu_ops(w: Work, arch, dtype: str, ops, int_muls=0.0) -> None:
     (`Work.iops`, timed at the spec's integer rates; narrower integers are widened to 32-bit
     lanes, packed 16-bit instructions are not assumed)."""
     if dtypes.is_integer(dtype):
-        w.add_iops("valu", "int32", ops)
+        if np.any(np.asarray(ops) > 0):
+            w.add_iops("valu", "int32", ops)
         if np.any(np.asarray(int_muls) > 0):
             w.add_iops("valu", "int32_mul", int_muls)
         return
