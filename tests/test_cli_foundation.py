@@ -291,3 +291,11 @@ def test_plotting_does_import_matplotlib(tmp_path):
     res = _probe(["roofline", "--arch", "mi300x", "-o", str(tmp_path / "p.png")], tmp_path)
     assert res["code"] in (0, None) and "matplotlib" in res["heavy"]
     assert "torch" not in res["heavy"]
+
+
+def test_arch_key_alone_shows_the_spec():
+    """`perfmodel arch mi300x` is what people type first: it reads as `arch show mi300x`."""
+    assert _ok(["arch", "mi300x", "--format", "json"]) == _ok(["arch", "show", "mi300x", "--format", "json"])
+    r = CliRunner().invoke(cli, ["arch", "mi300xx"])
+    assert r.exit_code == 2 and "did you mean 'mi300x'" in r.output and "Traceback" not in r.output
+    assert "template" in _ok(["arch", "--help"])

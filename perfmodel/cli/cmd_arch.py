@@ -48,9 +48,19 @@ def archs_command(fmt: str, output: str | None) -> None:
     emit(render(archs_rows(), fmt, title="perfmodel: known GPUs (peaks in TFLOP/s dense, memory in TB/s)"), output)
 
 
-@click.group("arch")
+class _ArchGroup(click.Group):
+    """`perfmodel arch mi300x` reads as `perfmodel arch show mi300x`: a first word that is no
+    subcommand is taken as the GPU key (or archspec path) to show."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["show", *args]
+        return super().resolve_command(ctx, args)
+
+
+@click.group("arch", cls=_ArchGroup)
 def arch_group() -> None:
-    """Inspect one GPU's spec, or start a spec of your own."""
+    """Inspect one GPU's spec (`perfmodel arch mi300x` = `arch show mi300x`), or start a spec of your own."""
 
 
 def _walk(node, path: str, sources: dict, rows: list) -> None:
