@@ -299,3 +299,5 @@ def test_arch_key_alone_shows_the_spec():
     r = CliRunner().invoke(cli, ["arch", "mi300xx"])
     assert r.exit_code == 2 and "did you mean 'mi300x'" in r.output and "Traceback" not in r.output
     assert "template" in _ok(["arch", "--help"])
+    typo = CliRunner().invoke(cli, ["arch", "shwo", "mi300x"])  # a misspelt subcommand stays one
+    assert typo.exit_code == 2 and "show" in typo.output and "unknown arch" not in typo.output

@@ -53,7 +53,11 @@ class _ArchGroup(click.Group):
     subcommand is taken as the GPU key (or archspec path) to show."""
 
     def resolve_command(self, ctx, args):
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        import difflib
+
+        first = args[0] if args else ""
+        near_a_command = difflib.get_close_matches(first, list(self.commands), n=1, cutoff=0.75)
+        if first and first not in self.commands and not first.startswith("-") and not near_a_command:
             args = ["show", *args]
         return super().resolve_command(ctx, args)
 
