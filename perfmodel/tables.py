@@ -381,8 +381,9 @@ def render_kernels(families: list[dict], fmt: str) -> str:
 
 def family_help(model) -> str:
     """The keys of one family as plain text, for `perfmodel predict KERNEL --help`."""
-    rows = kernel_key_rows(kernel_families([model]))
-    lines = [f"{model.name}: {model.doc} (default dtype {model.default_dtype}{_integer_note(kernel_families([model])[0])})", ""]
+    (family,) = kernel_families([model])
+    rows = kernel_key_rows([family])
+    lines = [f"{model.name}: {model.doc} (default dtype {model.default_dtype}{_integer_note(family)})", ""]
     width = max([16] + [len(r["key"]) + 2 for r in rows])  # a long key still gets a space after it
     for r in rows:
         d = "required" if r["default"] == "(required)" else f"default {fmt_cell(r['default'])}"

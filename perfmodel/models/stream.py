@@ -34,7 +34,7 @@ OPS = {
 }
 # the same on an integer type: op -> (adds, multiplies) per element (a triad's or dot's FMA is
 # one of each: no full-width integer multiply-add on AMD)
-INT_OPS = {"copy": (0, 0), "mul": (0, 1), "scale": (0, 1), "add": (1, 0), "triad": (1, 1), "dot": (1, 1)}
+INTEGER_OPS = {"copy": (0, 0), "mul": (0, 1), "scale": (0, 1), "add": (1, 0), "triad": (1, 1), "dot": (1, 1)}
 
 
 @register(
@@ -54,7 +54,7 @@ def stream(p: dict, arch, dtype: str) -> Work:
     reads, writes, fpe = OPS[op]
     w = Work()
     if dtypes.is_integer(dtype):
-        adds, muls = INT_OPS[op]
+        adds, muls = INTEGER_OPS[op]
         sc.add_valu_ops(w, arch, dtype, adds * n, muls * n)
     else:
         sc.add_valu_ops(w, arch, dtype, fpe * n)
