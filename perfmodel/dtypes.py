@@ -10,12 +10,20 @@ VALU_COMPUTE = {"fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16", 
 
 # Integer storage types. Streaming kernels on them (an int32 sum, a hash, a bit mask) run integer
 # VALU instructions, timed at the spec's integer rates and reported as iops, never as FLOPs.
-INTEGER = ("int32", "int16", "int8", "int4")
+INTEGER = ("int64", "int32", "int16", "int8", "int4")
+
+# 32-bit VALU instructions per operation on a wider integer: the VALU has no 64-bit integer
+# add or multiply, so a 64-bit add is an add and an add-with-carry on the halves (v_add_co_u32,
+# v_addc_co_u32; logic and shifts likewise two), and the low 64 bits of a 64-bit product are the
+# low halves' full product (v_mul_lo_u32, v_mul_hi_u32) plus the two cross products (v_mul_lo_u32
+# each) summed with two adds: LLVM's expansion of a multiply twice the register width
+# (DAGTypeLegalizer::ExpandIntRes_MUL), which the AMDGPU backend uses for i64.
+WIDE_OPS = {"int64": {"add": 2.0, "mul": 4.0, "mul_adds": 2.0}}
 
 
 # Integer types only the streaming families take (a matrix or attention kernel on int32 or int16
 # has no pipe and no library behind it: refused rather than timed on some other rate).
-STREAMING_ONLY = ("int32", "int16")
+STREAMING_ONLY = ("int64", "int32", "int16")
 
 
 def is_integer(dtype: str) -> bool:

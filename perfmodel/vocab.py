@@ -30,7 +30,8 @@ DTYPE_BYTES: dict[str, float] = {
     "fp16": 2,
     "bf16": 2,
     "fp8": 1,
-    "int32": 4,  # integer storage: its arithmetic is integer VALU ops (`Work.iops`), not FLOPs
+    "int64": 8,  # integer storage: its arithmetic is integer VALU ops (`Work.iops`), not FLOPs
+    "int32": 4,
     "int16": 2,
     "int8": 1,
     "fp6": 0.75,

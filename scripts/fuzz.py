@@ -267,7 +267,7 @@ def fam_kv(rng, tmp: Path):
         words.append(words[0])
     extra = []
     if rng.random() < 0.3:
-        extra = ["--dtype", rng.choice(["fp8", "fp4", "bogus", "fp64", "int32", "int16"])]
+        extra = ["--dtype", rng.choice(["fp8", "fp4", "bogus", "fp64", "int64", "int32", "int16"])]
     return ["predict", kernel, *words, "--arch", rng.choice(["mi300x", "mi100", "rx7900xtx"]), "--format", "json", *extra], []
 
 

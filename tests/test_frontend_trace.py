@@ -27,7 +27,7 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.norm(x)).view(b, s, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         y = self.out(o.transpose(1, 2).reshape(b, s, d))
-        return torch.cumsum(F.gelu(y) + x, dim=1)  # cumsum: a kernel op with no model
+        return torch.sort(F.gelu(y) + x, dim=1).values  # sort: a kernel op with no model
 
 
 def _trace(module, *inputs):
@@ -60,7 +60,7 @@ def test_analyze_lists_unsupported_ops_and_sums_only_predicted_ones():
         m = Block()
     a = perfmodel.analyze(m, torch.empty(2, 16, 64, device="meta"), arch=["mi300x", "h100"], dtype="bf16")
     assert a.archs == ["mi300x", "h100"]
-    assert [u["op"] for u in a.unsupported] == ["aten::cumsum"]
+    assert [u["op"] for u in a.unsupported] == ["aten::sort"]
     assert "2x16x64" in a.unsupported[0]["shapes"]
     for arch in a.archs:
         rows = [r for r in a.rows if r["arch"] == arch]
@@ -118,7 +118,7 @@ def test_an_all_unsupported_module_still_has_totals():
 
     class Only(nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, 0)
+            return torch.sort(x, 0).values
 
     a = perfmodel.analyze(Only(), torch.empty(16, 16, device="meta"), arch=["mi300x", "h100"])
     assert a.rows == [] and len(a.unsupported) == 1
@@ -486,3 +486,34 @@ def test_foreach_ops_stream_over_their_tensor_lists():
     assert case is None and "without their shapes" in why
     case, why = to_case(OpRecord(op="aten::_foreach_norm", inputs=lists[:1], dtypes=[None]))
     assert case is None and "no kernel model" in why
+
+
+def test_integer_and_bool_tensors_move_their_own_bytes():
+    """A comparison's bool output is a byte an element beside its float input; ops on int64 alone
+    (position ids) are int64 cases; a multiply of integers is an integer multiply; cumsum is a scan
+    that reads and writes once (int32 in, int64 out, as PyTorch promotes)."""
+    n = 1 << 20
+    gt, _ = to_case(OpRecord(op="aten::gt", inputs=[(n,)], dtypes=["torch.float32"], outputs=[(n,)], out_dtype="torch.bool"))
+    assert gt["dtype"] == "fp32" and gt["reads"] == 1 and gt["writes"] == 0.25  # 4 + 1 bytes an element
+    add, _ = to_case(OpRecord(op="aten::add", inputs=[(n,)], dtypes=["torch.int64"], outputs=[(n,)], out_dtype="torch.int64"))
+    assert add["dtype"] == "int64" and add["reads"] == 1 and add["writes"] == 1
+    mul, _ = to_case(OpRecord(op="aten::mul", inputs=[(n,), (n,)], dtypes=["torch.int32"] * 2, outputs=[(n,)], out_dtype="torch.int32"))
+    assert mul["dtype"] == "int32" and mul["int_muls_per_element"] == 1 and mul["flops_per_element"] == 0
+    fmul, _ = to_case(OpRecord(op="aten::mul", inputs=[(n,), (n,)], dtypes=["torch.float32"] * 2, outputs=[(n,)], out_dtype="torch.float32"))
+    assert "int_muls_per_element" not in fmul and fmul["flops_per_element"] == 1
+    scan, why = to_case(OpRecord(op="aten::cumsum", inputs=[(n,)], dtypes=["torch.int32"], outputs=[(n,)], out_dtype="torch.int64"))
+    assert why is None and scan["kernel"] == "elementwise" and scan["dtype"] == "int64"
+    assert scan["reads"] == 0.5 and scan["writes"] == 1  # 4 bytes read, 8 written
+
+
+def test_analyze_times_integer_ops_at_their_bytes():
+    import perfmodel
+
+    class Ids(nn.Module):
+        def forward(self, ids):
+            return ids + 1
+
+    a = perfmodel.analyze(Ids(), torch.empty(1 << 24, dtype=torch.int64, device="meta"), arch="mi300x", dtype="bf16")
+    (r,) = a.rows
+    assert r["dtype"] == "int64" and r["bytes"]["hbm"] == 16 * (1 << 24)  # before: 4 bytes an element, as bf16
+    assert r["flops"] == 0 and r["iops_by"]["valu:int32"] == 2 * (1 << 24)

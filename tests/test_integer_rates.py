@@ -242,7 +242,7 @@ def test_kernels_lists_the_dtypes_each_family_takes(cli):
     fams = {f["kernel"]: f for f in json.loads(cli("kernels", "--format", "json").stdout)}
     assert "int32" in fams["elementwise"]["dtypes"] and "int32" not in fams["gemm"]["dtypes"]
     assert "int8" in fams["gemm"]["dtypes"]
-    assert "[default dtype fp32; also int32, int16]" in cli("kernels", "reduction").stdout
+    assert "[default dtype fp32; also int64, int32, int16]" in cli("kernels", "reduction").stdout
     assert "also int32" not in cli("kernels", "attention").stdout
 
 
@@ -254,3 +254,17 @@ def test_integer_stream_counts_multiplies_as_multiplies():
     assert m.iops_by == pytest.approx({"valu:int32_mul": n})
     (c,) = predict("stream", "mi100", dtype="int32", op="copy", n=n)
     assert c.iops_by == {} and c.flops == 0
+
+
+def test_int64_ops_are_their_32_bit_instructions():
+    """The VALU has no 64-bit integer add or multiply: an int64 add is an add and an add-with-carry,
+    a multiply four 32-bit multiplies and two adds (`dtypes.WIDE_OPS`); 8 bytes per element."""
+    n = 1 << 24
+    (p,) = predict("elementwise", "mi100", dtype="int64", n=n, flops_per_element=3, int_muls_per_element=1)
+    assert p.flops == 0
+    assert p.iops_by == pytest.approx({"valu:int32": (2 * 3 + 2) * n, "valu:int32_mul": 4 * n})
+    (i32,) = predict("elementwise", "mi100", dtype="int32", n=n)
+    assert p.bytes["hbm"] == 2 * i32.bytes["hbm"]
+    (s,) = predict("reduction", "mi300x", dtype="int64", n=n)
+    (s32,) = predict("reduction", "mi300x", dtype="int32", n=n)
+    assert s.iops_by["valu:int32"] == pytest.approx(2 * s32.iops_by["valu:int32"])

@@ -24,7 +24,13 @@ DTYPE_NAMES = {
     "torch.int8": "int8",
     "signed char": "int8",
 }
-INT_SIZES = {"torch.int64": 8, "long int": 8, "torch.int32": 4, "int": 4, "torch.bool": 1, "bool": 1, "torch.uint8": 1, "unsigned char": 1}
+# integer spellings -> perfmodel's integer types (bool and uint8 take a byte, as int8 does). An op
+# whose tensors are all integer (position ids, index arithmetic, a cumsum over a mask) computes on
+# integers; beside a float tensor (a comparison's bool output, argmax's indices) the float type wins.
+INTEGER_NAMES = {
+    "torch.int64": "int64", "long int": "int64", "torch.int32": "int32", "int": "int32", "torch.int16": "int16",
+    "short int": "int16", "torch.bool": "int8", "bool": "int8", "torch.uint8": "int8", "unsigned char": "int8",
+}
 
 # A c10::ScalarType by its name (c10/core/ScalarType.h), as c10d records a collective's ``dtype``:
 # (bytes per element, our dtype where there is one).

@@ -16,13 +16,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from perfmodel import dtypes
 from perfmodel.frontend.op_tables import (
     ATTENTION_OPS,
     C10D_COLLECTIVES,
     CAT_OPS,
     DTYPE_NAMES,
     GATHER_OPS,
-    INT_SIZES,
+    INTEGER_NAMES,
     POINTWISE,
     REDUCE_OPS,
     SCALAR_TYPES,
@@ -65,15 +66,18 @@ def numel(shape) -> int:
 def bytes_of(spelling: str | None, fallback: str) -> float:
     from perfmodel.dtypes import SIZE
 
-    if spelling in INT_SIZES:
-        return INT_SIZES[spelling]
-    return SIZE.get(DTYPE_NAMES.get(spelling or "", fallback), SIZE.get(fallback, 2))
+    name = DTYPE_NAMES.get(spelling or "") or INTEGER_NAMES.get(spelling or "", fallback)
+    return SIZE.get(name, SIZE.get(fallback, 2))
 
 
 def dtype_of(rec: OpRecord, default: str) -> str:
-    for s in [rec.out_dtype, *rec.dtypes]:
-        if s in DTYPE_NAMES:
-            return DTYPE_NAMES[s]
+    """The op's floating type (its output's, else its first input's), else its integer type
+    (`INTEGER_NAMES`), else ``default``."""
+    spellings = [rec.out_dtype, *rec.dtypes]
+    for table in (DTYPE_NAMES, INTEGER_NAMES):
+        for s in spellings:
+            if s in table:
+                return table[s]
     return default
 
 
@@ -99,7 +103,8 @@ def _gemm(m, n, k, batch=1) -> dict:
     return {"kernel": "gemm", "m": int(m), "n": int(n), "k": int(k), "batch": int(batch)}
 
 
-def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_bytes=None, sfu: float = 0.0) -> dict | None:
+def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_bytes=None, sfu: float = 0.0,
+                 int_muls: float = 0.0) -> dict | None:
     ts = _tensors(rec)
     for s in rec.inputs:  # tensor lists (cat)
         if isinstance(s, list):
@@ -109,15 +114,21 @@ def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_
     n = numel(out_shape)
     if n == 0:
         return None
-    elem = bytes_of(rec.out_dtype, dtype) if rec.out_dtype else bytes_of(None, dtype)
+    # the case counts arrays of its dtype's elements: a bool or int64 output of a float op is
+    # a fraction or a multiple of one
+    elem = bytes_of(None, dtype)
+    out_elem = bytes_of(rec.out_dtype, dtype) if rec.out_dtype else elem
     if reads_bytes is None:
         reads_bytes = 0.0
         tensor_dtypes = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
         for s, d in zip(ts, tensor_dtypes + [None] * len(ts), strict=False):
             reads_bytes += numel(s) * bytes_of(d, dtype)
-    case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": 1, "flops_per_element": flops}
+    case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": round(out_elem / elem, 4),
+            "flops_per_element": flops}
     if sfu:
         case["sfu_per_element"] = sfu
+    if int_muls:
+        case["int_muls_per_element"] = int_muls
     if rec.name == "copy_":  # dst <- src: read src only (dst is counted as an input above)
         src = ts[1] if len(ts) > 1 else ts[0]
         case["reads"] = round(numel(src) * bytes_of(rec.dtypes[1] if len(rec.dtypes) > 1 else None, dtype) / (n * elem), 4)
@@ -161,10 +172,11 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
         return _triton(rec, name, ts)
     if name.startswith("_foreach_"):
         return _foreach(rec, name, dtype)
-    if name in POINTWISE:
-        return _elementwise(rec, dtype, POINTWISE[name])
-    if name.endswith("_") and name.rstrip("_") in POINTWISE:  # in place (clamp_min_: an in-place ReLU): self read and written
-        return _elementwise(rec, dtype, POINTWISE[name.rstrip("_")])
+    base = name if name in POINTWISE else name.rstrip("_")  # in place (clamp_min_: an in-place ReLU): self read and written
+    if base in POINTWISE:
+        if base == "mul" and dtypes.is_integer(dtype):  # an integer multiply runs on its own (slower) rate
+            return _elementwise(rec, dtype, 0, int_muls=1)
+        return _elementwise(rec, dtype, POINTWISE[base])
     act = _activation(rec, name)
     if act is not None:
         valu, sfu = activations.cost(act)
@@ -322,6 +334,14 @@ def _gather(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | Non
 
 def _copy_like(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
     return _elementwise(rec, dtype, 0)
+
+
+def _scan(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
+    """A prefix scan (cumsum, cumprod) moves what a map does: a single-pass scan with decoupled
+    look-back reads each element once and writes it once (Merrill and Garland, NVIDIA 2016; the
+    rocPRIM/CUB scans PyTorch calls), one add or multiply per element; the look-back between
+    tiles is not timed."""
+    return _elementwise(rec, dtype, 1)
 
 
 def _reduce(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
@@ -739,7 +759,7 @@ def _rule_table() -> dict:
         (("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"), _softmax),
         (("_softmax_backward_data", "native_layer_norm_backward", "_fused_rms_norm_backward"), _row_backward),
         (("native_group_norm", "native_group_norm_backward"), _group_norm),
-        (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce),
+        (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce), (("cumsum", "cumsum_", "cumprod"), _scan),
         (tuple(CONV_ARGS), _conv),
         (tuple(BATCH_NORM), _batch_norm),
         (("max_pool2d_with_indices", "max_pool2d_with_indices_backward"), _max_pool),

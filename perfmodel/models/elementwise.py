@@ -23,10 +23,10 @@ WG = 256
         Param("reads", float, 1, minimum=0, help="arrays read (n elements each)"),
         Param("writes", float, 1, minimum=0, help="arrays written (n elements each)"),
         Param("flops_per_element", float, 1, minimum=0, help="VALU FLOPs per element (FMA = 2); with an integer dtype, "
-              "32-bit integer adds/logic/shifts per element (timed at the integer rate, reported as iops)"),
+              "integer adds/logic/shifts per element (timed at the integer rate, reported as iops; an int64 one is two 32-bit ops)"),
         Param("sfu_per_element", float, 0, minimum=0, help="transcendental ops per element (exp2, log2, rcp, sqrt)"),
-        Param("int_muls_per_element", float, 0, minimum=0, help="32-bit integer multiplies per element (integer dtypes; "
-              "quarter rate on MI100 and RDNA)"),
+        Param("int_muls_per_element", float, 0, minimum=0, help="integer multiplies per element (integer dtypes; "
+              "quarter rate on MI100 and RDNA; an int64 one is four 32-bit multiplies and two adds)"),
     ],
     doc="elementwise map: n elements, `reads` input and `writes` output arrays",
     default_dtype="fp16",

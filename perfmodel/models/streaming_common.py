@@ -31,8 +31,12 @@ def add_valu_ops(w: Work, arch, dtype: str, ops, int_muls=0.0) -> None:
     """A streaming kernel's arithmetic on ``dtype``: ``ops`` FLOPs at its VALU type, or, for an
     integer type, ``ops`` 32-bit integer adds/logic/shifts and ``int_muls`` 32-bit multiplies
     (`Work.iops`, timed at the spec's integer rates; narrower integers are widened to 32-bit
-    lanes, packed 16-bit instructions are not assumed)."""
+    lanes, packed 16-bit instructions are not assumed; a 64-bit op is its 32-bit instructions,
+    `dtypes.WIDE_OPS`)."""
     if dtypes.is_integer(dtype):
+        wide = dtypes.WIDE_OPS.get(dtype)
+        if wide:
+            ops, int_muls = (ops * wide["add"] + int_muls * wide["mul_adds"], int_muls * wide["mul"])
         if np.any(np.asarray(ops) > 0):
             w.add_iops("valu", "int32", ops)
         if np.any(np.asarray(int_muls) > 0):
