@@ -517,3 +517,12 @@ def test_analyze_times_integer_ops_at_their_bytes():
     (r,) = a.rows
     assert r["dtype"] == "int64" and r["bytes"]["hbm"] == 16 * (1 << 24)  # before: 4 bytes an element, as bf16
     assert r["flops"] == 0 and r["iops_by"]["valu:int32"] == 2 * (1 << 24)
+
+
+def test_gathers_read_their_index_tensors():
+    n = 1 << 20
+    g, _ = to_case(OpRecord(op="aten::gather", inputs=[(n, 8), (n, 1)], dtypes=["c10::BFloat16", "long int"],
+                            outputs=[(n, 1)], out_dtype="c10::BFloat16"))
+    assert g["dtype"] == "bf16" and g["reads"] == 5 and g["writes"] == 1  # 2 bytes gathered + 8 of index, per output
+    e, _ = to_case(OpRecord(op="aten::embedding", inputs=[(32000, 4096), (16,)], dtypes=["c10::BFloat16", "long int"]))
+    assert e["n"] == 16 * 4096 and e["reads"] == pytest.approx(1 + 16 * 8 / (16 * 4096 * 2), abs=1e-4)

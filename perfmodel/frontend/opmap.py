@@ -323,13 +323,18 @@ def _group_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict |
 
 
 def _gather(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
-    """Reads as many elements as it writes (the gathered rows), not the whole table."""
+    """Reads as many elements as it writes (the gathered rows), not the whole table, and its
+    index tensors whole (torch.gather's index has one int64 per output element: 8 of the 10
+    bytes a bf16 element moves in)."""
+    indices = sum(numel(s) * bytes_of(d, dtype) for s, d in zip(rec.inputs, rec.dtypes, strict=False)
+                  if isinstance(s, tuple) and d in INTEGER_NAMES)
     if name == "embedding":
         w, idx = ts[0], ts[1]
         out = (*idx, w[-1])
-        return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(rec.dtypes[0] if rec.dtypes else None, dtype))
+        rows = numel(out) * bytes_of(rec.dtypes[0] if rec.dtypes else None, dtype)
+        return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=rows + indices)
     out = rec.outputs[0] if rec.outputs else ts[-1]
-    return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(None, dtype))
+    return _elementwise(rec, dtype, 0, out_shape=out, reads_bytes=numel(out) * bytes_of(None, dtype) + indices)
 
 
 def _copy_like(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
