@@ -526,3 +526,10 @@ def test_gathers_read_their_index_tensors():
     assert g["dtype"] == "bf16" and g["reads"] == 5 and g["writes"] == 1  # 2 bytes gathered + 8 of index, per output
     e, _ = to_case(OpRecord(op="aten::embedding", inputs=[(32000, 4096), (16,)], dtypes=["c10::BFloat16", "long int"]))
     assert e["n"] == 16 * 4096 and e["reads"] == pytest.approx(1 + 16 * 8 / (16 * 4096 * 2), abs=1e-4)
+
+
+def test_triton_kernels_count_each_argument_at_its_own_size():
+    x = (4096, 2048)
+    t, _ = to_case(OpRecord(op="triton_poi_fused_add_0", inputs=[x, x, (2048,), None], dtypes=["c10::BFloat16", "float", "float", None],
+                            scalars=[None, None, None, 8388608]))
+    assert t["dtype"] == "bf16" and t["reads"] == pytest.approx(1 + 2 + 2 / 4096, abs=1e-4)  # the fp32 argument is 2 bf16 arrays

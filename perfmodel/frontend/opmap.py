@@ -169,7 +169,7 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
         if out is not None:
             return out
     if name.startswith("triton_"):  # a torch.compile'd Triton kernel recorded under its own name
-        return _triton(rec, name, ts)
+        return _triton(rec, name, ts, dtype)
     if name.startswith("_foreach_"):
         return _foreach(rec, name, dtype)
     base = name if name in POINTWISE else name.rstrip("_")  # in place (clamp_min_: an in-place ReLU): self read and written
@@ -440,11 +440,13 @@ def channels_last(shape, strides) -> bool:
     return all(size == 1 or got == exp for size, got, exp in zip(shape, strides, want, strict=True)) and c > 1
 
 
-def _triton(rec: OpRecord, name: str, ts: list[tuple]) -> dict | str:
+def _triton(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
     if not ts:
         return f"{rec.op}: no tensor arguments"
     n = max(numel(t) for t in ts)
-    reads = sum(numel(t) for t in ts) / n
+    spelled = rec.dtypes + [None] * (len(rec.inputs) - len(rec.dtypes))
+    reads = sum(numel(s) * bytes_of(d, dtype) for s, d in zip(rec.inputs, spelled, strict=False) if isinstance(s, tuple))
+    reads /= n * bytes_of(None, dtype)
     kind = "pointwise" if name.startswith("triton_poi") else "reduction/other"
     return {"kernel": "elementwise", "n": int(n), "reads": round(reads, 4), "writes": 1, "flops_per_element": 1,
             "_note": f"Triton {kind}: bytes of its tensor arguments, output the size of the largest"}
