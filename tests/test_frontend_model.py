@@ -407,3 +407,23 @@ def test_fp8_block_checkpoint_runs_its_linear_layers_in_fp8(tmp_path):
         p.write_text(json.dumps({**cfg, "quantization_config": {"quant_method": "fp8", "weight_block_size": bad}}))
         r = CliRunner().invoke(cli, ["model", str(p)])
         assert r.exit_code == 2 and "weight_block_size" in r.output and "Traceback" not in r.output
+
+
+def test_resident_bytes_say_whether_a_rank_fits_its_gpu(decode_8b):
+    """Llama-3-8B in bf16 holds its 8.03 B parameters (embedding and LM head untied) and the KV
+    cache: it fits an MI300X, not a 16 GB RX 9070 XT; DeepSeek-V3 (671 B parameters, fp8) fits
+    no single GPU and fits an MI300X at tp 8 / ep 8. A rank that does not fit is said, once per GPU."""
+    h, inter, layers, vocab, kvh, d = 4096, 14336, 32, 128256, 8, 128
+    weights = (layers * (h * (32 + 2 * kvh) * d + 32 * d * h + 3 * h * inter) + 2 * h * vocab) * 2
+    assert weights == pytest.approx(2 * 8.03e9, rel=0.01)
+    kv = layers * 2 * kvh * 4097 * d * 2
+    t = decode_8b["totals"][0]
+    assert t["memory_gb"] * 1e9 == pytest.approx(weights + kv, rel=1e-9) and t["fits"] is True
+    r = run(["model", "llama3-8b", "--arch", "mi300x,rx9070xt"])
+    assert r.exit_code == 0
+    notes = [ln for ln in r.output.splitlines() if "does not fit" in ln]
+    assert len(notes) == 1 and notes[0].startswith("note: rx9070xt: does not fit") and "the GPU has 16 GB" in notes[0]
+    one = json.loads(run(["model", "deepseek-v3", "--arch", "mi355x", "--format", "json"]).output)
+    assert one["totals"][0]["fits"] is False and 650 < one["totals"][0]["memory_gb"] < 700
+    eight = json.loads(run(["model", "deepseek-v3", "--arch", "mi300x", "--tp", "8", "--ep", "8", "--format", "json"]).output)
+    assert eight["totals"][0]["fits"] is True and eight["totals"][0]["memory_gb"] < 192

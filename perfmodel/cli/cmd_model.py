@@ -9,7 +9,7 @@ from perfmodel.cli.options import emit, format_option, output_option
 OP_COLUMNS = ["arch", "layer", "module", "op", "kernel", "dtype", "shape", "time_us", "bound", "share", "tflops", "ai"]
 TOTAL_COLUMNS = [
     "arch", "phase", "ops", "total_us", "decode_us_per_token", "prefill_us", "tokens_per_s", "collective_us",
-    "stream_bound_us", "stream_ratio", "unsupported_ops",
+    "stream_bound_us", "stream_ratio", "memory_gb", "fits", "unsupported_ops",
 ]
 
 
@@ -146,7 +146,24 @@ def _summary_text(a, fmt: str, title: str, show_layers: bool) -> str:
         text += "\n" + render(a.unsupported[: 50], fmt, title=f"ops with no model ({len(a.unsupported)}; not in the totals)")
     nk = ", ".join(f"{k} x{v}" for k, v in sorted(a.no_kernel.items()))
     quant = f"checkpoint quantization: {a.meta['quantization']}\n" if a.meta.get("quantization") else ""
-    return text + f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n" + quant + _cell_notes(a)
+    return text + f"\nnot kernels (views/metadata, no time): {nk or 'none'}\n" + quant + _capacity_notes(a) + _cell_notes(a)
+
+
+def _capacity_notes(a) -> str:
+    """A line per GPU one rank's weights and KV cache do not fit on: its times are of a step
+    that cannot run there as configured."""
+    from perfmodel.arch import load_arch
+
+    rb = a.meta.get("resident_bytes")
+    out = ""
+    for t in a.totals():
+        if t.get("fits") is False:
+            arch = load_arch(t["arch"])
+            cap = arch.capacity(arch.memory_level) / 1e9
+            out += (f"note: {t['arch']}: does not fit: one rank holds at least {rb['total'] / 1e9:,.1f} GB (weights "
+                    f"{rb['weights'] / 1e9:,.1f}, KV cache {rb['kv_cache'] / 1e9:,.1f}) and the GPU has {cap:,.0f} GB; "
+                    "the times are for a step that cannot run as configured (more --tp/--ep ranks)\n")
+    return out
 
 
 def _cell_notes(a) -> str:

@@ -78,6 +78,13 @@ class ModelAnalysis:
                 row["stream_bound_us"] = sb["total"] / bw * 1e6
                 row["stream_ratio"] = t / row["stream_bound_us"]
                 row["stream_bw"] = prov
+            rb = self.meta.get("resident_bytes")
+            if rb:
+                from perfmodel.arch import load_arch
+
+                arch = load_arch(a)
+                row["memory_gb"] = rb["total"] / 1e9
+                row["fits"] = bool(rb["total"] <= arch.capacity(arch.memory_level))
             row["unsupported_ops"] = len(self.unsupported)  # the same ops for every arch
             out.append(row)
         return out
@@ -93,7 +100,7 @@ class ModelAnalysis:
         from perfmodel.output import render
 
         cols = ["arch", "phase", "ops", "total_us", "decode_us_per_token", "prefill_us", "tokens_per_s", "collective_us",
-                "stream_bound_us", "stream_ratio", "unsupported_ops"]
+                "stream_bound_us", "stream_ratio", "memory_gb", "fits", "unsupported_ops"]
         totals = self.totals()
         cols = [c for c in cols if any(t.get(c) is not None for t in totals)]
         return render(totals, "table", columns=cols).rstrip("\n")
@@ -263,4 +270,5 @@ def analyze_model(
         meta["quantization"] = cfg.quantization + ("" if linears or not cfg.linear_dtype else f"; --dtype {dtype} given: every op timed in it")
     if phase == "decode":
         meta["stream_bytes"] = stream_bytes(cfg, step, dt, linears)
+    meta["resident_bytes"] = stream_bytes(cfg, step, dt, linears, resident=True)
     return analyze_records(records, arch, dt, fused, meta=meta, linears=linears)

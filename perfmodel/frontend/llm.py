@@ -404,10 +404,13 @@ def build(cfg: ModelConfig, step: Step, dtype: str | None = None):
     return model, (ids,)
 
 
-def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None, linears: tuple[str, str] | None = None) -> dict:
+def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None, linears: tuple[str, str] | None = None,
+                 resident: bool = False) -> dict:
     """Bytes one decode step must read from memory on one rank at least: every weight a token
     touches once (embedding: only the gathered rows; MoE: the experts the batch touches under
-    uniform routing) and the KV cache. The floor of `perfmodel model` decode time. ``linears``:
+    uniform routing) and the KV cache. The floor of `perfmodel model` decode time. ``resident``:
+    the bytes the rank must hold instead, at least (every local expert, the embedding table
+    unless tied to the LM head, the step's KV cache; no activations or workspace). ``linears``:
     the (dtype, scaling) a quantized checkpoint's linear layers and experts are stored in
     (`analysis.quantize_linear`); the LM head, the router and MLA's absorbed products keep ``dtype``."""
     from perfmodel.dtypes import SIZE
@@ -447,10 +450,12 @@ def stream_bytes(cfg: ModelConfig, step: Step, dtype: str | None = None, linears
             inter = cfg.moe_inter // (tp if ep == 1 else 1)
             per_rank_tokens = tokens * ep
             touched = float(touched_experts(per_rank_tokens, cfg.experts, cfg.topk)) / ep
-            w += min(local, touched) * 3 * h * inter * expert_e + cfg.experts * h * e
+            w += (local if resident else min(local, touched)) * 3 * h * inter * expert_e + cfg.experts * h * e
             w += 3 * h * cfg.moe_inter * cfg.shared_experts // (tp if ep == 1 else 1) * lin
         else:
             w += dense * lin
         weights += w
     weights += h * (cfg.vocab // tp) * e  # LM head
+    if resident and not cfg.tie_embeddings:
+        weights += h * (cfg.vocab // tp) * e  # the embedding table (vocab-parallel, as vLLM shards it)
     return {"weights": weights, "kv_cache": kv * cfg.layers, "total": weights + kv * cfg.layers}
