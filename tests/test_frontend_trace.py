@@ -533,3 +533,12 @@ def test_triton_kernels_count_each_argument_at_its_own_size():
     t, _ = to_case(OpRecord(op="triton_poi_fused_add_0", inputs=[x, x, (2048,), None], dtypes=["c10::BFloat16", "float", "float", None],
                             scalars=[None, None, None, 8388608]))
     assert t["dtype"] == "bf16" and t["reads"] == pytest.approx(1 + 2 + 2 / 4096, abs=1e-4)  # the fp32 argument is 2 bf16 arrays
+
+
+def test_fills_write_without_reading():
+    n = 1 << 20
+    for op in ("aten::zero_", "aten::fill_", "aten::zeros_like", "aten::full_like"):
+        c, _ = to_case(OpRecord(op=op, inputs=[(n,)], dtypes=["c10::BFloat16"], outputs=[(n,)], out_dtype="c10::BFloat16"))
+        assert c["reads"] == 0 and c["writes"] == 1, op
+    add, _ = to_case(OpRecord(op="aten::add_", inputs=[(n,), (n,)], dtypes=["c10::BFloat16"] * 2, outputs=[(n,)], out_dtype="c10::BFloat16"))
+    assert add["reads"] == 2  # an in-place add still reads self

@@ -80,6 +80,9 @@ POINTWISE = {
     "native_dropout": 2, "dropout": 2, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
     "zeros": 0, "ones": 0, "full": 0, "arange": 1, "fill": 0, "index_copy_": 0, "index_put_": 0,
 }
+# ops that write their output without reading their tensor arguments (those give a shape or are
+# overwritten): a fill moves the output's bytes once
+WRITE_ONLY_OPS = {"fill_", "zero_", "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "fill"}
 GATHER_OPS = {"embedding", "index_select", "gather", "index", "take_along_dim", "embedding_dense_backward"}
 CAT_OPS = {"cat", "stack", "_cat", "constant_pad_nd", "repeat", "roll", "flip"}
 REDUCE_OPS = {"sum", "mean", "amax", "amin", "max", "min", "var_mean", "var", "std", "norm", "linalg_vector_norm", "prod", "all", "any", "argmax"}

@@ -28,6 +28,7 @@ from perfmodel.frontend.op_tables import (
     REDUCE_OPS,
     SCALAR_TYPES,
     VIEW_OPS,
+    WRITE_ONLY_OPS,
 )
 from perfmodel.models import activations
 
@@ -176,6 +177,8 @@ def _map(rec: OpRecord, name: str, ns: str, ts: list[tuple], dtype: str):
     if base in POINTWISE:
         if base == "mul" and dtypes.is_integer(dtype):  # an integer multiply runs on its own (slower) rate
             return _elementwise(rec, dtype, 0, int_muls=1)
+        if base in WRITE_ONLY_OPS:
+            return _elementwise(rec, dtype, 0, reads_bytes=0.0)
         return _elementwise(rec, dtype, POINTWISE[base])
     act = _activation(rec, name)
     if act is not None:
