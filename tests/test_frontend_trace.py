@@ -542,3 +542,21 @@ def test_fills_write_without_reading():
         assert c["reads"] == 0 and c["writes"] == 1, op
     add, _ = to_case(OpRecord(op="aten::add_", inputs=[(n,), (n,)], dtypes=["c10::BFloat16"] * 2, outputs=[(n,)], out_dtype="c10::BFloat16"))
     assert add["reads"] == 2  # an in-place add still reads self
+
+
+def test_in_place_scatters_move_the_scattered_elements_not_the_destination():
+    """A KV-cache update (index_copy_ of one token into an 8192-token cache) writes the token: it
+    counted the whole cache twice (33.6 MB) before; an accumulating scatter reads its places too."""
+    cache, tok = (1, 8, 8192, 128), (1, 8, 1, 128)
+    c, _ = to_case(OpRecord(op="aten::index_copy_", inputs=[cache, None, (1,), tok], dtypes=["c10::BFloat16", None, "long int", "c10::BFloat16"],
+                            scalars=[None, 2, None, None], outputs=[cache], out_dtype="c10::BFloat16"))
+    assert c["n"] == 1024 and c["reads"] == pytest.approx(1 + 8 / 2048, abs=1e-4) and c["writes"] == 1
+    add, _ = to_case(OpRecord(op="aten::index_add_", inputs=[cache, None, (1,), tok], dtypes=["c10::BFloat16", None, "long int", "c10::BFloat16"],
+                              scalars=[None, 2, None, None], outputs=[cache], out_dtype="c10::BFloat16"))
+    assert add["n"] == 1024 and add["reads"] == pytest.approx(2 + 8 / 2048, abs=1e-4)
+    sc, _ = to_case(OpRecord(op="aten::scatter_", inputs=[cache, None, tok, tok], dtypes=["c10::BFloat16", None, "long int", "c10::BFloat16"],
+                             scalars=[None, 2, None, None], outputs=[cache], out_dtype="c10::BFloat16"))
+    assert sc["n"] == 1024 and sc["reads"] == 5  # 2 bytes of source and 8 of index per element, over 2
+    out, _ = to_case(OpRecord(op="aten::index_copy", inputs=[cache, None, (1,), tok], dtypes=["c10::BFloat16", None, "long int", "c10::BFloat16"],
+                              scalars=[None, 2, None, None], outputs=[cache], out_dtype="c10::BFloat16"))
+    assert out["n"] == 8 * 8192 * 128  # out of place: a copy of the whole destination

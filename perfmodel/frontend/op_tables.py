@@ -78,8 +78,12 @@ POINTWISE = {
     "logical_and": 1, "logical_not": 1, "bitwise_and": 1, "bitwise_not": 1, "floor_divide": 1, "remainder": 1,
     "gelu_backward": 10, "silu_backward": 6, "sigmoid_backward": 2, "tanh_backward": 2, "mul_backward": 1,
     "native_dropout": 2, "dropout": 2, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
-    "zeros": 0, "ones": 0, "full": 0, "arange": 1, "fill": 0, "index_copy_": 0, "index_put_": 0,
+    "zeros": 0, "ones": 0, "full": 0, "arange": 1, "fill": 0, "index_copy": 0, "index_put": 0,
 }
+# in-place scatters: they write the source's elements into self at the indexed places (a KV-cache
+# update writes the new tokens, not the cache); the accumulating ones read those places first
+SCATTER_OPS = {"index_copy_": False, "index_put_": None, "_index_put_impl_": None, "scatter_": False,
+               "scatter_add_": True, "index_add_": True, "scatter_reduce_": True, "masked_scatter_": False}
 # ops that write their output without reading their tensor arguments (those give a shape or are
 # overwritten): a fill moves the output's bytes once
 WRITE_ONLY_OPS = {"fill_", "zero_", "zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "fill"}

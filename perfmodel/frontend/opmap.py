@@ -27,6 +27,7 @@ from perfmodel.frontend.op_tables import (
     POINTWISE,
     REDUCE_OPS,
     SCALAR_TYPES,
+    SCATTER_OPS,
     VIEW_OPS,
     WRITE_ONLY_OPS,
 )
@@ -350,6 +351,27 @@ def _scan(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
     rocPRIM/CUB scans PyTorch calls), one add or multiply per element; the look-back between
     tiles is not timed."""
     return _elementwise(rec, dtype, 1)
+
+
+def _scatter(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
+    """An in-place scatter (`SCATTER_OPS`): the source's elements written into self at the
+    indexed places, the source and the index tensors read (an index list recorded as a scalar
+    argument is not counted); the accumulating ones (index_add_, scatter_add_, index_put_ with
+    accumulate=True) read the destination elements too. A scatter of a scalar value writes one
+    element per index."""
+    spelled = rec.dtypes + [None] * (len(rec.inputs) - len(rec.dtypes))
+    args = [(s, d) for s, d in zip(rec.inputs, spelled, strict=False) if isinstance(s, tuple)][1:]  # self is written
+    index = [(s, d) for s, d in args if d in INTEGER_NAMES]
+    source = [s for s, d in args if d not in INTEGER_NAMES]
+    n = numel(source[-1]) if source else max((numel(s) for s, _ in index), default=0)
+    if n == 0:
+        return None
+    accumulate = SCATTER_OPS[name]
+    if accumulate is None:  # index_put_(self, indices, values, accumulate)
+        accumulate = _scalar(rec, 3, False) is True
+    elem = bytes_of(None, dtype)
+    reads = sum(numel(s) * bytes_of(d, dtype) for s, d in args) + (n * elem if accumulate else 0.0)
+    return _elementwise(rec, dtype, 1 if accumulate else 0, out_shape=(n,), reads_bytes=reads)
 
 
 def _reduce(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
@@ -770,6 +792,7 @@ def _rule_table() -> dict:
         (("_softmax_backward_data", "native_layer_norm_backward", "_fused_rms_norm_backward"), _row_backward),
         (("native_group_norm", "native_group_norm_backward"), _group_norm),
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce), (("cumsum", "cumsum_", "cumprod"), _scan),
+        (tuple(SCATTER_OPS), _scatter),
         (tuple(CONV_ARGS), _conv),
         (tuple(BATCH_NORM), _batch_norm),
         (("max_pool2d_with_indices", "max_pool2d_with_indices_backward"), _max_pool),
