@@ -560,3 +560,15 @@ def test_in_place_scatters_move_the_scattered_elements_not_the_destination():
     out, _ = to_case(OpRecord(op="aten::index_copy", inputs=[cache, None, (1,), tok], dtypes=["c10::BFloat16", None, "long int", "c10::BFloat16"],
                               scalars=[None, 2, None, None], outputs=[cache], out_dtype="c10::BFloat16"))
     assert out["n"] == 8 * 8192 * 128  # out of place: a copy of the whole destination
+
+
+def test_embedding_backward_writes_the_table_and_reads_the_gradient():
+    grad, ids, table = (2048, 4096), (2048,), (128256, 4096)
+    c, _ = to_case(OpRecord(op="aten::embedding_dense_backward", inputs=[grad, ids, None, None, None],
+                            dtypes=["c10::BFloat16", "long int", None, None, None], scalars=[None, None, 128256, -1, False],
+                            outputs=[table], out_dtype="c10::BFloat16"))
+    assert c["n"] == 128256 * 4096 and c["writes"] == 1
+    assert c["reads"] == pytest.approx((2 * 2048 * 4096 * 2 + 2048 * 8) / (128256 * 4096 * 2), abs=1e-4)  # was 1: the table read
+    no_out, _ = to_case(OpRecord(op="aten::embedding_dense_backward", inputs=[grad, ids, None, None, None],
+                                 dtypes=["c10::BFloat16", "long int", None, None, None], scalars=[None, None, 128256, -1, False]))
+    assert no_out == c  # from num_weights where the output shape is not recorded (chrome traces)

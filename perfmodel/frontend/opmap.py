@@ -332,6 +332,14 @@ def _gather(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | Non
     bytes a bf16 element moves in)."""
     indices = sum(numel(s) * bytes_of(d, dtype) for s, d in zip(rec.inputs, rec.dtypes, strict=False)
                   if isinstance(s, tuple) and d in INTEGER_NAMES)
+    if name == "embedding_dense_backward":  # (grad_output, indices, num_weights, ...): the weight's gradient
+        # written whole (zeroed), the output gradient read and added into the rows it names
+        rows = _scalar(rec, 2)  # num_weights (a chrome trace records no output shapes)
+        out = rec.outputs[0] if rec.outputs else ((int(rows), ts[0][-1]) if isinstance(rows, int) else None)
+        if out is None:
+            return f"{rec.op}: num_weights not recorded ({rec.shapes_text()})"
+        grad = numel(ts[0]) * bytes_of(rec.dtypes[0] if rec.dtypes else None, dtype)
+        return _elementwise(rec, dtype, 1, out_shape=out, reads_bytes=2 * grad + indices)
     if name == "embedding":
         w, idx = ts[0], ts[1]
         out = (*idx, w[-1])
