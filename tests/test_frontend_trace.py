@@ -572,3 +572,11 @@ def test_embedding_backward_writes_the_table_and_reads_the_gradient():
     no_out, _ = to_case(OpRecord(op="aten::embedding_dense_backward", inputs=[grad, ids, None, None, None],
                                  dtypes=["c10::BFloat16", "long int", None, None, None], scalars=[None, None, 128256, -1, False]))
     assert no_out == c  # from num_weights where the output shape is not recorded (chrome traces)
+
+
+def test_dropout_writes_its_keep_mask():
+    n = 1 << 20
+    c, _ = to_case(OpRecord(op="aten::native_dropout", inputs=[(n,), None, None], dtypes=["c10::BFloat16", None, None]))
+    assert c["reads"] == 1 and c["writes"] == 1.5  # the output (2 bytes) and the bool mask (1 byte)
+    b, _ = to_case(OpRecord(op="aten::native_dropout_backward", inputs=[(n,), (n,), None], dtypes=["c10::BFloat16", "bool", None]))
+    assert b["reads"] == 1.5 and b["writes"] == 1

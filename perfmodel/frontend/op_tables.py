@@ -77,9 +77,12 @@ POINTWISE = {
     "full_like": 0, "copy_": 0, "_to_copy": 0, "clone": 0, "eq": 1, "ne": 1, "lt": 1, "gt": 1, "le": 1, "ge": 1,
     "logical_and": 1, "logical_not": 1, "bitwise_and": 1, "bitwise_not": 1, "floor_divide": 1, "remainder": 1,
     "gelu_backward": 10, "silu_backward": 6, "sigmoid_backward": 2, "tanh_backward": 2, "mul_backward": 1,
-    "native_dropout": 2, "dropout": 2, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
+    "native_dropout": 2, "native_dropout_backward": 2, "dropout": 2, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
     "zeros": 0, "ones": 0, "full": 0, "arange": 1, "fill": 0, "index_copy": 0, "index_put": 0,
 }
+# bytes per element of a second output the op writes beside its result (native_dropout's keep
+# mask, a bool tensor; a chrome trace records no output shapes, so it is counted from the op name)
+SECOND_OUTPUT_BYTES = {"native_dropout": 1.0}
 # in-place scatters: they write the source's elements into self at the indexed places (a KV-cache
 # update writes the new tokens, not the cache); the accumulating ones read those places first
 SCATTER_OPS = {"index_copy_": False, "index_put_": None, "_index_put_impl_": None, "scatter_": False,

@@ -28,6 +28,7 @@ from perfmodel.frontend.op_tables import (
     REDUCE_OPS,
     SCALAR_TYPES,
     SCATTER_OPS,
+    SECOND_OUTPUT_BYTES,
     VIEW_OPS,
     WRITE_ONLY_OPS,
 )
@@ -125,7 +126,8 @@ def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_
         tensor_dtypes = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
         for s, d in zip(ts, tensor_dtypes + [None] * len(ts), strict=False):
             reads_bytes += numel(s) * bytes_of(d, dtype)
-    case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": round(out_elem / elem, 4),
+    written = out_elem + SECOND_OUTPUT_BYTES.get(rec.name, 0.0)
+    case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": round(written / elem, 4),
             "flops_per_element": flops}
     if sfu:
         case["sfu_per_element"] = sfu
