@@ -580,3 +580,14 @@ def test_dropout_writes_its_keep_mask():
     assert c["reads"] == 1 and c["writes"] == 1.5  # the output (2 bytes) and the bool mask (1 byte)
     b, _ = to_case(OpRecord(op="aten::native_dropout_backward", inputs=[(n,), (n,), None], dtypes=["c10::BFloat16", "bool", None]))
     assert b["reads"] == 1.5 and b["writes"] == 1
+
+
+def test_reductions_over_a_dimension_write_their_outputs():
+    x = (4096, 4096)
+    rows, _ = to_case(OpRecord(op="aten::sum", inputs=[x, None], dtypes=["float", None], outputs=[(4096,)], out_dtype="float"))
+    assert rows == {"kernel": "reduction", "n": 4096 * 4096, "partials": 4096, "dtype": "fp32"}
+    pairs, _ = to_case(OpRecord(op="aten::sum", inputs=[(1 << 20, 2), None], dtypes=["float", None], outputs=[(1 << 20,)], out_dtype="float"))
+    assert pairs["partials"] == 1 << 20  # half the input's bytes written back
+    whole, _ = to_case(OpRecord(op="aten::mean", inputs=[x], dtypes=["float"], outputs=[()], out_dtype="float"))
+    chrome, _ = to_case(OpRecord(op="aten::sum", inputs=[x, None], dtypes=["float", None]))  # no output shape recorded
+    assert "partials" not in whole and "partials" not in chrome

@@ -385,7 +385,13 @@ def _scatter(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | No
 
 
 def _reduce(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
-    return {"kernel": "reduction", "n": int(numel(ts[0]))}
+    """A reduction of its input; over a dimension (k outputs, from the recorded output shape)
+    the first stage alone on k workgroups, each writing its output (`reduction` ``partials``),
+    so the outputs' bytes are counted. A chrome trace records no output shapes: one value."""
+    n = int(numel(ts[0]))
+    out = rec.outputs[0] if rec.outputs and isinstance(rec.outputs[0], tuple) else ()
+    k = int(numel(out))
+    return {"kernel": "reduction", "n": n, "partials": k} if 1 < k < n else {"kernel": "reduction", "n": n}
 
 
 # Argument positions of the convolution ops: (input, weight, stride, padding, dilation, groups,
