@@ -591,3 +591,8 @@ def test_reductions_over_a_dimension_write_their_outputs():
     whole, _ = to_case(OpRecord(op="aten::mean", inputs=[x], dtypes=["float"], outputs=[()], out_dtype="float"))
     chrome, _ = to_case(OpRecord(op="aten::sum", inputs=[x, None], dtypes=["float", None]))  # no output shape recorded
     assert "partials" not in whole and "partials" not in chrome
+
+
+def test_in_place_views_launch_no_kernel():
+    for op in ("aten::squeeze_", "aten::unsqueeze_", "aten::t_", "aten::transpose_"):
+        assert to_case(OpRecord(op=op, inputs=[(16, 1), None], dtypes=["float", None])) == (None, "no kernel"), op
