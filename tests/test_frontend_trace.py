@@ -596,3 +596,23 @@ def test_reductions_over_a_dimension_write_their_outputs():
 def test_in_place_views_launch_no_kernel():
     for op in ("aten::squeeze_", "aten::unsqueeze_", "aten::t_", "aten::transpose_"):
         assert to_case(OpRecord(op=op, inputs=[(16, 1), None], dtypes=["float", None])) == (None, "no kernel"), op
+
+
+def test_avg_pool_and_upsample_ops_are_streams():
+    x, f = (2, 64, 32, 32), ["float"]
+    avg, why = to_case(OpRecord(op="aten::avg_pool2d", inputs=[x, None], dtypes=f + [None], scalars=[None, [2, 2]]))
+    assert why is None and avg == {"kernel": "elementwise", "n": 2 * 64 * 16 * 16, "reads": 4.0, "writes": 1, "flops_per_element": 4,
+                                   "dtype": "fp32"}
+    back, _ = to_case(OpRecord(op="aten::avg_pool2d_backward", inputs=[(2, 64, 16, 16), x], dtypes=f * 2,
+                               scalars=[None, None, [2, 2], [], [0, 0], False, True, None]))
+    assert back["n"] == 2 * 64 * 32 * 32 and back["reads"] == 0.25 and back["flops_per_element"] == 1
+    up, _ = to_case(OpRecord(op="aten::upsample_bilinear2d", inputs=[x, None, None, None, None], dtypes=f + [None] * 4,
+                             scalars=[None, [64, 64], False, 2.0, 2.0]))  # output size from its argument (chrome traces)
+    assert up["n"] == 2 * 64 * 64 * 64 and up["reads"] == 0.25 and up["flops_per_element"] == 7
+    down, _ = to_case(OpRecord(op="aten::upsample_nearest2d", inputs=[x, None], dtypes=f + [None], scalars=[None, [16, 16]]))
+    assert down["n"] == 2 * 64 * 16 * 16 and down["reads"] == 1  # one tap an output: a quarter of the input
+    bwd, _ = to_case(OpRecord(op="aten::upsample_nearest2d_backward", inputs=[(2, 64, 64, 64), None, None], dtypes=f + [None] * 2,
+                              scalars=[None, [64, 64], [2, 64, 32, 32]]))
+    assert bwd["n"] == 2 * 64 * 32 * 32 and bwd["reads"] == 4 and bwd["flops_per_element"] == 4
+    none, why = to_case(OpRecord(op="aten::upsample_nearest2d", inputs=[x, None], dtypes=f + [None]))
+    assert none is None and "output size not recorded" in why

@@ -454,23 +454,74 @@ def _max_pool(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | s
     x = ts[1] if bwd else ts[0]
     if len(x) != 4:
         return f"{rec.op}: only 2-D pooling has a model ({rec.shapes_text()})"
-    at = 2 if bwd else 1
-    kh, kw = _pair(_scalar(rec, at), 1)
-    sh, sw = _pair(_scalar(rec, at + 1), 0)
-    sh, sw = sh or kh, sw or kw  # an empty stride is the kernel size
-    ph, pw = _pair(_scalar(rec, at + 2), 0)
-    dh, dw = _pair(_scalar(rec, at + 3), 1)
-    ceil = _scalar(rec, at + 4) is True
-    rnd = math.ceil if ceil else math.floor
-    out_h = rnd((x[2] + 2 * ph - dh * (kh - 1) - 1) / sh) + 1
-    out_w = rnd((x[3] + 2 * pw - dw * (kw - 1) - 1) / sw) + 1
-    n_in, n_out = numel(x), x[0] * x[1] * max(out_h, 1) * max(out_w, 1)
+    kh, kw, _, n_in, n_out = _pool_window(rec, x, 2 if bwd else 1, dilation=True)
     elem = bytes_of(None, dtype)
     if bwd:
         return {"kernel": "elementwise", "n": int(n_in), "reads": round(n_out * (elem + 8) / (n_in * elem), 4), "writes": 1,
                 "flops_per_element": 1}
     return {"kernel": "elementwise", "n": int(n_out), "reads": round(n_in / n_out, 4), "writes": round(1 + 8 / elem, 4),
             "flops_per_element": kh * kw}
+
+
+def _pool_window(rec: OpRecord, x: tuple, at: int, dilation: bool) -> tuple[int, int, float, float, float]:
+    """(kernel height, width, windows per input element, input elements, output elements) of a
+    2-D pooling whose kernel_size, stride, padding[, dilation], ceil_mode arguments start at ``at``."""
+    kh, kw = _pair(_scalar(rec, at), 1)
+    sh, sw = _pair(_scalar(rec, at + 1), 0)
+    sh, sw = sh or kh, sw or kw  # an empty stride is the kernel size
+    ph, pw = _pair(_scalar(rec, at + 2), 0)
+    dh, dw = _pair(_scalar(rec, at + 3), 1) if dilation else (1, 1)
+    rnd = math.ceil if _scalar(rec, at + (4 if dilation else 3)) is True else math.floor
+    out_h = rnd((x[2] + 2 * ph - dh * (kh - 1) - 1) / sh) + 1
+    out_w = rnd((x[3] + 2 * pw - dw * (kw - 1) - 1) / sw) + 1
+    return kh, kw, math.ceil(kh / sh) * math.ceil(kw / sw), numel(x), x[0] * x[1] * max(out_h, 1) * max(out_w, 1)
+
+
+def _avg_pool(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
+    """avg_pool2d(self, kernel_size, stride, padding, ceil_mode, ...) as a stream: read the input
+    once, write the output, the window's adds and a scale per output; the backward (grad_output,
+    self, kernel_size, ...) reads the output gradient and writes the input's, each input adding
+    the windows that cover it."""
+    bwd = name.endswith("_backward")
+    x = ts[1] if bwd else ts[0]
+    if len(x) != 4:
+        return f"{rec.op}: only 2-D pooling has a model ({rec.shapes_text()})"
+    kh, kw, cover, n_in, n_out = _pool_window(rec, x, 2 if bwd else 1, dilation=False)
+    if bwd:
+        return {"kernel": "elementwise", "n": int(n_in), "reads": round(n_out / n_in, 4), "writes": 1, "flops_per_element": cover}
+    return {"kernel": "elementwise", "n": int(n_out), "reads": round(n_in / n_out, 4), "writes": 1, "flops_per_element": kh * kw}
+
+
+# an output element's (taps, FLOPs): nearest copies its source, bilinear weighs 4 taps (4 multiplies, 3 adds)
+UPSAMPLE_TAPS = {"upsample_nearest2d": (1, 0), "_upsample_nearest_exact2d": (1, 0), "upsample_bilinear2d": (4, 7)}
+
+
+def _upsample(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
+    """upsample_*2d(self, output_size, ...) as a stream: read the input elements its outputs tap
+    once (the taps they share hit the cache; a smaller output taps fewer), write the output; the backward (grad_output, output_size, input_size,
+    ...) reads the output gradient and writes the input's."""
+    bwd = name.endswith("_backward")
+    size = _scalar(rec, 2 if bwd else 1)
+    x = ts[0]
+    if bwd:
+        if not (isinstance(size, (list, tuple)) and len(size) == 4):
+            return f"{rec.op}: input size not recorded ({rec.shapes_text()})"
+        n_in, n_out = numel(size), numel(x)
+    else:
+        out = rec.outputs[0] if rec.outputs and isinstance(rec.outputs[0], tuple) else None
+        if out is None and isinstance(size, (list, tuple)) and len(size) == 2 and len(x) == 4:
+            out = (x[0], x[1], *size)
+        if out is None:
+            return f"{rec.op}: output size not recorded ({rec.shapes_text()})"
+        n_in, n_out = numel(x), numel(out)
+    if min(n_in, n_out) == 0:
+        return NO_KERNEL
+    taps, flops = UPSAMPLE_TAPS[name.removesuffix("_backward")]
+    if bwd:
+        return {"kernel": "elementwise", "n": int(n_in), "reads": round(n_out / n_in, 4), "writes": 1,
+                "flops_per_element": round(max(flops, 1) * n_out / n_in, 4)}
+    return {"kernel": "elementwise", "n": int(n_out), "reads": round(min(n_in, taps * n_out) / n_out, 4), "writes": 1,
+            "flops_per_element": flops}
 
 
 def channels_last(shape, strides) -> bool:
@@ -812,6 +863,8 @@ def _rule_table() -> dict:
         (tuple(CONV_ARGS), _conv),
         (tuple(BATCH_NORM), _batch_norm),
         (("max_pool2d_with_indices", "max_pool2d_with_indices_backward"), _max_pool),
+        (("avg_pool2d", "avg_pool2d_backward"), _avg_pool),
+        (tuple(UPSAMPLE_TAPS) + tuple(f"{u}_backward" for u in UPSAMPLE_TAPS), _upsample),
     ]
     table: dict = {}
     for names, fn in groups:
