@@ -28,7 +28,8 @@ cells = [
         "for t in decode.totals():\n"
         "    assert abs(t['total_us'] - sum(r['time_us'] for r in decode.rows if r['arch'] == t['arch'])) < 1e-6 * t['total_us']\n"
         "    print(f\"{t['arch']:7s} {t['decode_us_per_token']:9.1f} us/token  {t['tokens_per_s']:6.1f} tok/s  \"\n"
-        "          f\"floor {t['stream_bound_us']:8.1f} us  ratio {t['stream_ratio']:.2f}\")\n"
+        "          f\"floor {t['stream_bound_us']:8.1f} us  ratio {t['stream_ratio']:.2f}  \"\n"
+        "          f\"holds {t['memory_gb']:.1f} GB ({'fits' if t['fits'] else 'does not fit'})\")\n"
         "display(plot_layers(decode))"
     ),
     nbf.v4.new_markdown_cell(
