@@ -100,6 +100,26 @@ def test_bandwidth_chart_bars_are_bytes_over_time():
     plt.close(fig)
 
 
+def test_bandwidth_chart_of_several_gpus_gives_each_bar_its_own_gpus_share():
+    """An int64 map (no FLOPs) on MI300X and MI100: both bars on the HBM panel, each named by its
+    GPU, each at about 100 % of its own GPU's achievable bandwidth (before: the MI100 bar read 25 %,
+    a share of MI300X's ceiling)."""
+    import matplotlib.pyplot as plt
+
+    import perfmodel
+    from perfmodel.plots.roofline_plot import new_figure  # noqa: F401  (matplotlib backend set up)
+
+    p = perfmodel.predict("elementwise", ["mi300x", "mi100"], dtype="int64", n=100_000_000)
+    fig = perfmodel.plot_bandwidth(p)
+    hbm = next(a for a in fig.axes if a.get_xlabel() == "hbm")
+    texts = [t.get_text() for t in hbm.texts]
+    assert "mi300x" in texts and "mi100" in texts
+    shares = sorted(int(t.split("\n")[1].rstrip("%")) for t in texts if "%" in t and "\n" in t)
+    assert len(shares) == 2 and all(95 <= s <= 101 for s in shares)
+    assert "lines: AMD Instinct MI300X's ceilings" in fig.texts[0].get_text()
+    plt.close(fig)
+
+
 def test_roofline_html_is_one_self_contained_interactive_file(cli, tmp_path):
     out = tmp_path / "r.html"
     r = cli("roofline", "--arch", "mi300x", "-o", out)

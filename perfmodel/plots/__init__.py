@@ -88,7 +88,7 @@ def write_roofline(
 
         from perfmodel.plots.bandwidth import plot_bandwidth
 
-        fig = plot_bandwidth(model, flat, bw_path, subtitle=subtitle)
+        fig = plot_bandwidth(model, flat, bw_path, subtitle=subtitle, others=others)
         plt.close(fig)
         written.append((bw_path, f"bandwidth chart ({len(flat)} without FLOPs or time)"))
     return written

@@ -106,7 +106,8 @@ def plot_bandwidth(data, arch: str | Arch | None = None, *, path: str | None = N
 
     points, _, archs = _points_of(data, arch)
     model = roofline(arch or (archs[0] if archs else DEFAULT_ARCH))
-    return _detach(draw(model, points, path, title, subtitle=_describe(data, points)))
+    others = [roofline(a) for a in archs if a != model.arch.key] if arch is None else []
+    return _detach(draw(model, points, path, title, subtitle=_describe(data, points), others=others))
 
 
 def plot_times(preds: Iterable, *, path: str | None = None, title: str | None = None):

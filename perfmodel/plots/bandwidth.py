@@ -14,31 +14,40 @@ from perfmodel.plots.points import MEASURED, PREDICTED, Point
 from perfmodel.roofline import RooflineModel
 
 
-def plot_bandwidth(model: RooflineModel, points: list[Point], path: str | None = None, title: str | None = None, subtitle: str | None = None):
+def plot_bandwidth(model: RooflineModel, points: list[Point], path: str | None = None, title: str | None = None, subtitle: str | None = None,
+                   others=()):
     """Grouped bars: for each memory level, each point's achieved bandwidth; ceilings as lines.
 
     Points without a usable time are listed under the chart (their bytes are known, their rate
-    is not). Returns the figure; writes ``path`` if given.
+    is not). With points of several GPUs (``others``: their models), the lines are ``model``'s
+    ceilings, each bar is named by its GPU under it, and its percentage is of its own GPU's
+    achievable ceiling, never of another's. Returns the figure; writes ``path`` if given.
     """
     from perfmodel.plots.roofline_plot import new_figure, save
 
-    levels = [m.name for m in model.memory if any(p.bandwidth(m.name) for p in points)] or [model.arch.memory_level]
+    by_arch = {m.arch.key: {lv.name: lv for lv in m.memory} for m in (model, *others)}
+    levels = [m.name for m in model.memory if any(p.bandwidth(m.name) for p in points)]
+    levels += [lv for lv in dict.fromkeys(lv for roofs in by_arch.values() for lv in roofs)
+               if lv not in levels and any(p.bandwidth(lv) for p in points)]
+    levels = levels or [model.arch.memory_level]
     roofs = {m.name: m for m in model.memory}
+    several = len({p.arch for p in points if p.arch}) > 1
     timed = [p for p in points if p.time_s]
     untimed = [p for p in points if not p.time_s]
     labels = list(dict.fromkeys(p.label for p in timed))
     order = sorted(timed, key=lambda p: (labels.index(p.label), p.kind != PREDICTED))
     fig = new_figure(11, 5.8)
-    left, right, bottom = 0.07, 0.72, 0.17 if untimed else 0.12
+    left, right, bottom = 0.07, 0.72, (0.17 if untimed else 0.12) + (0.07 if several else 0.0)
     n = len(levels)
     gap = 0.035
     w = (right - left - gap * (n - 1)) / n
     width = 0.8 / max(1, len(order))
     for i, lv in enumerate(levels):
-        ax = fig.add_axes([left + i * (w + gap), bottom, w, 0.70])
-        _level_panel(ax, lv, roofs.get(lv), order, labels, width, first=i == 0)
-    fig.text(left, 0.95, title or f"{model.arch.name}: achieved bandwidth per memory level (kernels without FLOPs)",
-             fontsize=12, ha="left", va="bottom")
+        ax = fig.add_axes([left + i * (w + gap), bottom, w, 0.70 - (0.07 if several else 0.0)])
+        _level_panel(ax, lv, roofs.get(lv), order, labels, width, first=i == 0, own=by_arch if several else None)
+    default = (f"achieved bandwidth per memory level (kernels without FLOPs); lines: {model.arch.name}'s ceilings" if several
+               else f"{model.arch.name}: achieved bandwidth per memory level (kernels without FLOPs)")
+    fig.text(left, 0.95, title or default, fontsize=12, ha="left", va="bottom")
     if subtitle:
         fig.text(left, 0.925, subtitle, fontsize=8, color="0.35", ha="left", va="bottom")
     _legend(fig, labels, timed)
@@ -50,9 +59,10 @@ def plot_bandwidth(model: RooflineModel, points: list[Point], path: str | None =
     return fig
 
 
-def _level_panel(ax, lv: str, m, order: list[Point], labels: list[str], width: float, first: bool) -> None:
+def _level_panel(ax, lv: str, m, order: list[Point], labels: list[str], width: float, first: bool, own=None) -> None:
     """One memory level: its ceilings as lines and each point's achieved bandwidth as a bar,
-    labelled with GB/s and the share of the achievable ceiling."""
+    labelled with GB/s and the share of the achievable ceiling (``own``: each GPU's levels,
+    where the points are of several: the share of the bar's own GPU, its key under the bar)."""
     color_lv = style.LEVEL_COLORS.get(lv, "k")
     ymax = _ceiling_lines(ax, m, color_lv)
     labels_at: list = []
@@ -65,8 +75,11 @@ def _level_panel(ax, lv: str, m, order: list[Point], labels: list[str], width: f
         filled = p.kind == PREDICTED
         ax.bar(x, bw / 1e9, width * 0.85, color=color if filled else "white", edgecolor=color, lw=1.5, zorder=2,
                hatch=None if filled else "//")
-        pct = f"\n{bw / m.achievable:.0%}" if m is not None and m.achievable else ""
+        ceiling = own.get(p.arch, {}).get(lv) if own is not None else m
+        pct = f"\n{bw / ceiling.achievable:.0%}" if ceiling is not None and ceiling.achievable else ""
         labels_at.append((x, bw / 1e9, f"{bw / 1e9:,.0f}{pct}", filled))
+        if own is not None:
+            ax.text(x, -0.01, p.arch, transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=6.5, rotation=90)
         ymax = max(ymax, bw / 1e9)
     ax.set_ylim(0, ymax * 1.12)
     for x, y, text, filled in labels_at:  # inside a tall bar, above a short one
@@ -76,7 +89,7 @@ def _level_panel(ax, lv: str, m, order: list[Point], labels: list[str], width: f
                 bbox=None if inside and filled else {"fc": "white", "ec": "none", "alpha": 0.85, "pad": 0.3})
     ax.set_xlim(-0.5, 0.5)
     ax.set_xticks([])
-    ax.set_xlabel(lv, fontsize=11, color=color_lv)
+    ax.set_xlabel(lv, fontsize=11, color=color_lv, labelpad=42 if own is not None else 4)
     ax.grid(True, axis="y", ls=":", alpha=0.6)
     ax.tick_params(labelsize=8)
     if first:
@@ -114,7 +127,8 @@ def _legend(fig, labels: list[str], points: list[Point]) -> None:
         h.append(Patch(fc=style.kernel_color(i)))
         lab.append(k)
     fig.legend(h, lab, loc="upper left", bbox_to_anchor=(0.75, 0.92), fontsize=8, frameon=False)
-    fig.text(0.75, 0.2, "number over a bar: GB/s and the\nfraction of the level's achievable\nbandwidth", fontsize=7.5, color="0.35")
+    fig.text(0.75, 0.2, "number over a bar: GB/s and the\nfraction of the level's achievable\nbandwidth (on the bar's own GPU)",
+             fontsize=7.5, color="0.35")
 
 
 def zero_flop(points: list[Point]) -> list[Point]:
