@@ -298,10 +298,16 @@ def _check_measured(a: Arch) -> None:
 
 
 def load_arch(key_or_path: str | os.PathLike | Arch) -> Arch:
-    """Load a shipped arch by key (``mi300x``) or a user's YAML by path (``./my-gpu.yaml``)."""
+    """Load a shipped arch by key (``mi300x``) or a user's YAML by path (``./my-gpu.yaml``);
+    ``KEY@1005mhz`` is either with its core clock fixed there."""
     if isinstance(key_or_path, Arch):
         return key_or_path
     s = str(key_or_path)
+    if "@" in s:  # mi300x@1005mhz: the GPU with its core clock fixed (`perfmodel.fixed_clock`)
+        from perfmodel.fixed_clock import at_clock, split_key
+
+        base, hz = split_key(s)
+        return at_clock(load_arch(base), hz)
     looks_like_path = s.endswith((".yaml", ".yml")) or os.sep in s or "/" in s
     if looks_like_path:
         p = Path(s)

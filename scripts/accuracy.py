@@ -232,10 +232,11 @@ def predict_points(pts: list[dict], cal: dict) -> list[dict]:
 
     rows, todo = [], []
     for e in pts:
+        base = e["arch"].partition("@")[0]  # mi300x@1005mhz: the GPU at a fixed clock (`perfmodel.fixed_clock`)
         r = {
             "id": e["id"],
-            "arch": e["arch"],
-            "arch_family": arch_family(e["arch"]),
+            "arch": base,
+            "arch_family": arch_family(base),
             "family": family(e["case"]),
             "scope": e.get("scope", "?"),
             "source_key": e.get("source_key", e.get("source")),
@@ -271,7 +272,7 @@ def predict_points(pts: list[dict], cal: dict) -> list[dict]:
         r["measured_us"] = t_meas * 1e6
         r["naive_ratio"] = p["shipped"].roofline_time_s / t_meas
         for m, q in p.items():
-            in_arch = m == "shipped" and source_matches(key, cal["per_arch"].get(e["arch"], {}))
+            in_arch = m == "shipped" and source_matches(key, cal["per_arch"].get(r["arch"], {}))
             r[m] = {
                 "pred_us": q.time_s * 1e6,
                 "ratio": q.time_s / t_meas,
