@@ -32,7 +32,7 @@ def by_op_kind(analysis) -> list[dict]:  # noqa: D401
 
 @click.command("model")
 @click.argument("model")
-@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path; comma-separate or repeat to compare. [default: mi300x]")
+@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path (KEY@1005mhz: at a fixed core clock); comma-separate or repeat to compare. [default: mi300x]")
 @click.option("--phase", type=click.Choice(["prefill", "decode"]), default="decode", show_default=True)
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences in the batch.")
 @click.option("--tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="Prompt tokens per sequence (prefill).")

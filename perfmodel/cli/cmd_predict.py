@@ -55,7 +55,7 @@ class PredictCommand(click.Command):
 @click.command("predict", cls=PredictCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("kernel", required=False)
 @click.argument("params", nargs=-1)
-@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path; repeat (or comma-separate) for a side-by-side comparison. [default: mi300x]")
+@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path (KEY@1005mhz: at a fixed core clock); repeat (or comma-separate) for a side-by-side comparison. [default: mi300x]")
 @click.option("--dtype", default=None, help="Data type (fp64 fp32 tf32 fp16 bf16 fp8 int32 int8 ...); default per kernel.")
 @click.option("--cases", "cases_file", type=click.Path(dir_okay=False), default=None, help="A YAML list or JSON lines of cases.")
 @click.option("--suite", is_flag=True, help="Run the built-in suite of realistic cases (kernels/suite.yaml).")

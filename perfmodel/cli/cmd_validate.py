@@ -14,7 +14,7 @@ IMAGE_SUFFIXES = (".png", ".svg", ".pdf")  # a trace's chart (`plot_trace`)
 
 @click.command("validate")
 @click.argument("workloads", nargs=-1, required=True, type=click.Path())
-@click.option("--arch", "arch", default=None, help="Arch key or archspec path. [default: from sysinfo.csv]")
+@click.option("--arch", "arch", default=None, help="Arch key or archspec path (KEY@1005mhz: at a fixed core clock). [default: from sysinfo.csv]")
 @click.option(
     "--cases",
     "manifest",
