@@ -303,7 +303,7 @@ def load_arch(key_or_path: str | os.PathLike | Arch) -> Arch:
     if isinstance(key_or_path, Arch):
         return key_or_path
     s = str(key_or_path)
-    if "@" in s:  # mi300x@1005mhz: the GPU with its core clock fixed (`perfmodel.fixed_clock`)
+    if "@" in s and not Path(s).is_file():  # mi300x@1005mhz: the GPU at a fixed core clock (`perfmodel.fixed_clock`)
         from perfmodel.fixed_clock import at_clock, split_key
 
         base, hz = split_key(s)

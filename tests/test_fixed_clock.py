@@ -53,3 +53,14 @@ def test_a_case_file_names_the_clock_in_its_arch(cli, tmp_path):
     r = cli("predict", "--cases", str(f), "--format", "json")
     assert r.exit_code == 0, r.output
     assert '"arch": "mi355x@1200mhz"' in r.output
+
+
+def test_a_spec_file_with_an_at_sign_in_its_name_is_a_file(tmp_path):
+    import shutil
+
+    from perfmodel.arch import archspec_dir
+
+    f = tmp_path / "my@gpu.yaml"
+    shutil.copy(archspec_dir() / "mi210.yaml", f)
+    assert load_arch(str(f)).cus == 104
+    assert load_arch(f"{f}@1000mhz").clock_hz == 1000e6  # and it takes a clock too
