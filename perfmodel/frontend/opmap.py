@@ -498,8 +498,9 @@ UPSAMPLE_TAPS = {"upsample_nearest2d": (1, 0), "_upsample_nearest_exact2d": (1, 
 
 def _upsample(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
     """upsample_*2d(self, output_size, ...) as a stream: read the input elements its outputs tap
-    once (the taps they share hit the cache; a smaller output taps fewer), write the output; the backward (grad_output, output_size, input_size,
-    ...) reads the output gradient and writes the input's."""
+    once (the taps they share hit the cache; a smaller output taps fewer), write the output; the
+    backward (grad_output, output_size, input_size, ...) reads the output gradient and writes
+    the input's."""
     bwd = name.endswith("_backward")
     size = _scalar(rec, 2 if bwd else 1)
     x = ts[0]
