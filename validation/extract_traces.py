@@ -24,7 +24,7 @@ import yaml
 
 # torch dtype spellings -> perfmodel dtypes: the one table the trace reader and the tracer use
 from perfmodel.frontend.op_tables import DTYPE_NAMES as DTYPE
-from perfmodel.frontend.opmap import batch_norm_layout
+from perfmodel.frontend.vision_ops import batch_norm_layout
 from perfmodel.models.batchnorm import PER_CHANNEL_KERNELS
 
 ROOT = Path(__file__).resolve().parents[1]

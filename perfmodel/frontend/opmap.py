@@ -13,15 +13,13 @@ metadata, allocation).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-
 from perfmodel import dtypes
+from perfmodel.frontend import vision_ops
+from perfmodel.frontend.op_record import NO_KERNEL, OpRecord, arg, bytes_of, dtype_of, numel, tensors
 from perfmodel.frontend.op_tables import (
     ATTENTION_OPS,
     C10D_COLLECTIVES,
     CAT_OPS,
-    DTYPE_NAMES,
     GATHER_OPS,
     INTEGER_NAMES,
     POINTWISE,
@@ -34,64 +32,7 @@ from perfmodel.frontend.op_tables import (
 )
 from perfmodel.models import activations
 
-NO_KERNEL = "no kernel"
-
-
-@dataclass
-class OpRecord:
-    op: str  # "aten::mm", "perfmodel::all_reduce", "aten::scaled_dot_product_attention"
-    module: str = ""  # module path ("layers.3.mlp.down_proj"), "" when unknown
-    inputs: list = field(default_factory=list)  # shape tuple | list of shape tuples | None per argument
-    dtypes: list = field(default_factory=list)  # dtype spelling per argument (or None)
-    scalars: list = field(default_factory=list)  # the non-tensor argument values (or None)
-    kwargs: dict = field(default_factory=dict)
-    outputs: list = field(default_factory=list)  # output shapes (tracer only)
-    out_dtype: str | None = None
-    index: int = 0  # order in the trace
-    # element strides per argument (tuple, or None when the source does not record them): a
-    # convolution's input in channels_last memory format is NHWC, which spares the library's
-    # layout transposes (conv2d ``layout``)
-    strides: list = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        """The bare op name: ``aten::addmm.default`` -> ``addmm``."""
-        return self.op.split("::")[-1].split(".")[0]
-
-    def shapes_text(self) -> str:
-        return " ".join("x".join(str(d) for d in s) if isinstance(s, tuple) else ("[" + ",".join("x".join(map(str, t)) for t in s) + "]") for s in self.inputs if s is not None and s != [])
-
-
-def numel(shape) -> int:
-    return math.prod(shape) if shape else 1
-
-
-def bytes_of(spelling: str | None, fallback: str) -> float:
-    from perfmodel.dtypes import SIZE
-
-    name = DTYPE_NAMES.get(spelling or "") or INTEGER_NAMES.get(spelling or "", fallback)
-    return SIZE.get(name, SIZE.get(fallback, 2))
-
-
-def dtype_of(rec: OpRecord, default: str) -> str:
-    """The op's floating type (its output's, else its first input's), else its integer type
-    (`INTEGER_NAMES`), else ``default``."""
-    spellings = [rec.out_dtype, *rec.dtypes]
-    for table in (DTYPE_NAMES, INTEGER_NAMES):
-        for s in spellings:
-            if s in table:
-                return table[s]
-    return default
-
-
-def _tensors(rec: OpRecord) -> list[tuple]:
-    return [s for s in rec.inputs if isinstance(s, tuple)]
-
-
-def _scalar(rec: OpRecord, i: int, default=None):
-    v = rec.scalars[i] if i < len(rec.scalars) else None
-    return default if v is None else v
-
+__all__ = ["NO_KERNEL", "OpRecord", "is_view", "to_case"]
 
 def _broadcast(shapes: list[tuple]) -> tuple:
     nd = max((len(s) for s in shapes), default=0)
@@ -108,7 +49,7 @@ def _gemm(m, n, k, batch=1) -> dict:
 
 def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_bytes=None, sfu: float = 0.0,
                  int_muls: float = 0.0) -> dict | None:
-    ts = _tensors(rec)
+    ts = tensors(rec)
     for s in rec.inputs:  # tensor lists (cat)
         if isinstance(s, list):
             ts += [t for t in s if isinstance(t, tuple)]
@@ -143,7 +84,7 @@ def to_case(rec: OpRecord, default_dtype: str = "bf16") -> tuple[dict | None, st
     """(case, None), or (None, why not): see the module doc."""
     name = rec.name
     dtype = dtype_of(rec, default_dtype)
-    ts = _tensors(rec)
+    ts = tensors(rec)
     ns = rec.op.split("::")[0] if "::" in rec.op else ""
     try:
         case = _map(rec, name, ns, ts, dtype)
@@ -235,7 +176,7 @@ def _activation(rec: OpRecord, name: str) -> str | None:
     """The `models.activations` entry of an eager op (in-place ``silu_`` as ``silu``;
     ``gelu(approximate='tanh')`` as ``gelu_tanh``), or None."""
     base = name.rstrip("_")
-    if base == "gelu" and "tanh" in (rec.kwargs.get("approximate"), _scalar(rec, 1)):
+    if base == "gelu" and "tanh" in (rec.kwargs.get("approximate"), arg(rec, 1)):
         return "gelu_tanh"
     return base if base in activations.PER_ELEMENT else None
 
@@ -274,7 +215,7 @@ def _linear(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
 def _layer_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
     x = ts[0]
     cols = numel(rec.inputs[1]) if isinstance(rec.inputs[1], tuple) and name == "layer_norm" else None
-    shape = _scalar(rec, 1)
+    shape = arg(rec, 1)
     if isinstance(shape, (list, tuple)) and shape:
         cols = numel(tuple(int(v) for v in shape))
     cols = cols or x[-1]
@@ -283,14 +224,14 @@ def _layer_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
 
 def _rms_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
     x = ts[0]
-    shape = _scalar(rec, 1)
+    shape = arg(rec, 1)
     cols = numel(tuple(int(v) for v in shape)) if isinstance(shape, (list, tuple)) and shape else x[-1]
     return {"kernel": "rmsnorm", "rows": numel(x) // cols, "cols": int(cols)}
 
 
 def _softmax(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
     x = ts[0]
-    cols = x[int(_scalar(rec, 1, -1))]
+    cols = x[int(arg(rec, 1, -1))]
     return {"kernel": "softmax", "rows": numel(x) // cols, "cols": int(cols)}
 
 
@@ -301,10 +242,10 @@ def _row_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict
     length from the softmax axis or the normalised shape of the second tensor."""
     x = ts[1]
     if name == "_softmax_backward_data":
-        cols = x[int(_scalar(rec, 2, -1))]
+        cols = x[int(arg(rec, 2, -1))]
         kernel = "softmax"
     else:
-        shape = _scalar(rec, 2)
+        shape = arg(rec, 2)
         cols = numel(tuple(int(v) for v in shape)) if isinstance(shape, (list, tuple)) and shape else x[-1]
         kernel = "layernorm" if name == "native_layer_norm_backward" else "rmsnorm"
     return {"kernel": kernel, "rows": numel(x) // cols, "cols": int(cols), "phase": "bwd"}
@@ -318,7 +259,7 @@ def _group_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict |
     bwd = name.endswith("_backward")
     x = ts[1] if bwd else ts[0]
     at = 8 if bwd else 6
-    groups = _scalar(rec, at)
+    groups = arg(rec, at)
     if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1 or len(x) < 2 or x[1] % groups:
         return f"{rec.op}: no group count among its arguments ({rec.shapes_text()})"
     rows = x[0] * groups
@@ -336,7 +277,7 @@ def _gather(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | Non
                   if isinstance(s, tuple) and d in INTEGER_NAMES)
     if name == "embedding_dense_backward":  # (grad_output, indices, num_weights, ...): the weight's gradient
         # written whole (zeroed), the output gradient read and added into the rows it names
-        rows = _scalar(rec, 2)  # num_weights (a chrome trace records no output shapes)
+        rows = arg(rec, 2)  # num_weights (a chrome trace records no output shapes)
         out = rec.outputs[0] if rec.outputs else ((int(rows), ts[0][-1]) if isinstance(rows, int) else None)
         if out is None:
             return f"{rec.op}: num_weights not recorded ({rec.shapes_text()})"
@@ -378,7 +319,7 @@ def _scatter(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | No
         return None
     accumulate = SCATTER_OPS[name]
     if accumulate is None:  # index_put_(self, indices, values, accumulate)
-        accumulate = _scalar(rec, 3, False) is True
+        accumulate = arg(rec, 3, False) is True
     elem = bytes_of(None, dtype)
     reads = sum(numel(s) * bytes_of(d, dtype) for s, d in args) + (n * elem if accumulate else 0.0)
     return _elementwise(rec, dtype, 1 if accumulate else 0, out_shape=(n,), reads_bytes=reads)
@@ -392,145 +333,6 @@ def _reduce(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
     out = rec.outputs[0] if rec.outputs and isinstance(rec.outputs[0], tuple) else ()
     k = int(numel(out))
     return {"kernel": "reduction", "n": n, "partials": k} if 1 < k < n else {"kernel": "reduction", "n": n}
-
-
-# Argument positions of the convolution ops: (input, weight, stride, padding, dilation, groups,
-# transposed). aten::convolution(input, weight, bias, stride, padding, dilation, transposed,
-# output_padding, groups); conv2d(input, weight, bias, stride, padding, dilation, groups);
-# miopen/cudnn_convolution(input, weight, bias, padding, stride,
-# dilation, groups, ...); convolution_backward(grad_output, input, weight, bias_sizes, stride,
-# padding, dilation, transposed, output_padding, groups, output_mask).
-CONV_ARGS = {
-    "convolution": (0, 1, 3, 4, 5, 8, 6), "_convolution": (0, 1, 3, 4, 5, 8, 6), "conv2d": (0, 1, 3, 4, 5, 6, None),
-    "miopen_convolution": (0, 1, 4, 3, 5, 6, None), "cudnn_convolution": (0, 1, 4, 3, 5, 6, None),
-    "convolution_backward": (1, 2, 4, 5, 6, 9, 7),
-}
-
-
-def _conv(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
-    """A 2-D convolution (or its backward: ``phase=bwd``, ``input_grad`` from output_mask[0],
-    false for a first layer) at its arguments' positions (`CONV_ARGS`); transposed, dilated and
-    grouped ones have no model."""
-    at_x, at_w, at_stride, at_pad, at_dil, at_groups, at_transposed = CONV_ARGS[name]
-    x, w = ts[at_x], ts[at_w]
-    if len(x) != 4 or len(w) != 4:
-        return f"{rec.op}: only 2-D convolutions have a model ({rec.shapes_text()})"
-    if at_transposed is not None and _scalar(rec, at_transposed) is True:
-        return f"{rec.op}: transposed convolution, no model ({rec.shapes_text()})"
-    dilation = _scalar(rec, at_dil, [1, 1])
-    if _pair(dilation, 1) != (1, 1):
-        return f"{rec.op}: dilated convolution (dilation {dilation}), no model ({rec.shapes_text()})"
-    groups = _scalar(rec, at_groups, 1)
-    if isinstance(groups, int) and groups > 1 or w[1] != x[1]:
-        return f"{rec.op}: grouped/depthwise convolution, no model"
-    stride, pad = _pair(_scalar(rec, at_stride), 1)[0], _pair(_scalar(rec, at_pad), 0)[0]
-    case = {"kernel": "conv2d", "n": x[0], "c": x[1], "h": x[2], "w": x[3], "k": w[0], "r": w[2], "s": w[3],
-            "stride": max(stride, 1), "pad": max(pad, 0)}
-    if name == "convolution_backward":
-        mask = _scalar(rec, 10, [True, True, False])
-        if isinstance(mask, str):  # a chrome trace's Concrete Inputs: '[False, True, False]'
-            mask = [t.strip() == "True" for t in mask.strip("[]").split(",")]
-        case["phase"] = "bwd"
-        case["input_grad"] = bool(mask[0]) if isinstance(mask, (list, tuple)) and mask else True
-    xs = rec.strides[at_x] if len(rec.strides) > at_x else None
-    if xs is not None and len(xs) == 4:
-        case["layout"] = "nhwc" if channels_last(x, xs) else "nchw"
-    return case
-
-
-def _pair(v, default: int) -> tuple[int, int]:
-    """An int[2] argument (a list, one int for both, or empty for the default)."""
-    if isinstance(v, (list, tuple)):
-        return (int(v[0]), int(v[-1])) if v else (default, default)
-    return (int(v), int(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else (default, default)
-
-
-def _max_pool(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
-    """max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) as a
-    stream: read the input once, write the output and its int64 indices, a compare per window
-    element; the backward (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
-    indices) reads the output gradient and the indices and writes the input's gradient."""
-    bwd = name.endswith("_backward")
-    x = ts[1] if bwd else ts[0]
-    if len(x) != 4:
-        return f"{rec.op}: only 2-D pooling has a model ({rec.shapes_text()})"
-    kh, kw, _, n_in, n_out = _pool_window(rec, x, 2 if bwd else 1, dilation=True)
-    elem = bytes_of(None, dtype)
-    if bwd:
-        return {"kernel": "elementwise", "n": int(n_in), "reads": round(n_out * (elem + 8) / (n_in * elem), 4), "writes": 1,
-                "flops_per_element": 1}
-    return {"kernel": "elementwise", "n": int(n_out), "reads": round(n_in / n_out, 4), "writes": round(1 + 8 / elem, 4),
-            "flops_per_element": kh * kw}
-
-
-def _pool_window(rec: OpRecord, x: tuple, at: int, dilation: bool) -> tuple[int, int, float, float, float]:
-    """(kernel height, width, windows per input element, input elements, output elements) of a
-    2-D pooling whose kernel_size, stride, padding[, dilation], ceil_mode arguments start at ``at``."""
-    kh, kw = _pair(_scalar(rec, at), 1)
-    sh, sw = _pair(_scalar(rec, at + 1), 0)
-    sh, sw = sh or kh, sw or kw  # an empty stride is the kernel size
-    ph, pw = _pair(_scalar(rec, at + 2), 0)
-    dh, dw = _pair(_scalar(rec, at + 3), 1) if dilation else (1, 1)
-    rnd = math.ceil if _scalar(rec, at + (4 if dilation else 3)) is True else math.floor
-    out_h = rnd((x[2] + 2 * ph - dh * (kh - 1) - 1) / sh) + 1
-    out_w = rnd((x[3] + 2 * pw - dw * (kw - 1) - 1) / sw) + 1
-    return kh, kw, math.ceil(kh / sh) * math.ceil(kw / sw), numel(x), x[0] * x[1] * max(out_h, 1) * max(out_w, 1)
-
-
-def _avg_pool(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
-    """avg_pool2d(self, kernel_size, stride, padding, ceil_mode, ...) as a stream: read the input
-    once, write the output, the window's adds and a scale per output; the backward (grad_output,
-    self, kernel_size, ...) reads the output gradient and writes the input's, each input adding
-    the windows that cover it."""
-    bwd = name.endswith("_backward")
-    x = ts[1] if bwd else ts[0]
-    if len(x) != 4:
-        return f"{rec.op}: only 2-D pooling has a model ({rec.shapes_text()})"
-    kh, kw, cover, n_in, n_out = _pool_window(rec, x, 2 if bwd else 1, dilation=False)
-    if bwd:
-        return {"kernel": "elementwise", "n": int(n_in), "reads": round(n_out / n_in, 4), "writes": 1, "flops_per_element": cover}
-    return {"kernel": "elementwise", "n": int(n_out), "reads": round(n_in / n_out, 4), "writes": 1, "flops_per_element": kh * kw}
-
-
-# an output element's (taps, FLOPs): nearest copies its source, bilinear weighs 4 taps (4 multiplies, 3 adds)
-UPSAMPLE_TAPS = {"upsample_nearest2d": (1, 0), "_upsample_nearest_exact2d": (1, 0), "upsample_bilinear2d": (4, 7)}
-
-
-def _upsample(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
-    """upsample_*2d(self, output_size, ...) as a stream: read the input elements its outputs tap
-    once (the taps they share hit the cache; a smaller output taps fewer), write the output; the
-    backward (grad_output, output_size, input_size, ...) reads the output gradient and writes
-    the input's."""
-    bwd = name.endswith("_backward")
-    size = _scalar(rec, 2 if bwd else 1)
-    x = ts[0]
-    if bwd:
-        if not (isinstance(size, (list, tuple)) and len(size) == 4):
-            return f"{rec.op}: input size not recorded ({rec.shapes_text()})"
-        n_in, n_out = numel(size), numel(x)
-    else:
-        out = rec.outputs[0] if rec.outputs and isinstance(rec.outputs[0], tuple) else None
-        if out is None and isinstance(size, (list, tuple)) and len(size) == 2 and len(x) == 4:
-            out = (x[0], x[1], *size)
-        if out is None:
-            return f"{rec.op}: output size not recorded ({rec.shapes_text()})"
-        n_in, n_out = numel(x), numel(out)
-    if min(n_in, n_out) == 0:
-        return NO_KERNEL
-    taps, flops = UPSAMPLE_TAPS[name.removesuffix("_backward")]
-    if bwd:
-        return {"kernel": "elementwise", "n": int(n_in), "reads": round(n_out / n_in, 4), "writes": 1,
-                "flops_per_element": round(max(flops, 1) * n_out / n_in, 4)}
-    return {"kernel": "elementwise", "n": int(n_out), "reads": round(min(n_in, taps * n_out) / n_out, 4), "writes": 1,
-            "flops_per_element": flops}
-
-
-def channels_last(shape, strides) -> bool:
-    """Whether a 4-D tensor's strides are PyTorch's channels_last memory format (NHWC in memory:
-    strides (H W C, 1, W C, C)); size-1 dimensions may carry any stride."""
-    _, c, h, w = shape
-    want = (h * w * c, 1, w * c, c)
-    return all(size == 1 or got == exp for size, got, exp in zip(shape, strides, want, strict=True)) and c > 1
 
 
 def _triton(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str:
@@ -591,15 +393,15 @@ def _paged_decode(rec: OpRecord, name: str, ts: list[tuple]):
     [blocks, kv_heads, dim / x, block_size, x], the keys of each sequence up to max_seq_len."""
     at_q, at_kvh, at_block = PAGED_DECODE[name]
     q, kc = ts[at_q], ts[at_q + 1]
-    if name == "paged_attention" and not isinstance(_scalar(rec, at_block), int):
+    if name == "paged_attention" and not isinstance(arg(rec, at_block), int):
         at_block += 1  # ROCm: query_start_loc at 11
     seqs = ts[at_q + 4][0] if len(ts) > at_q + 4 and len(ts[at_q + 4]) == 1 else q[0]  # seq_lens [sequences]
-    skv = _scalar(rec, at_block + 1)
-    block = _scalar(rec, at_block, kc[3] if len(kc) == 5 else 16)  # else vLLM's default block_size
+    skv = arg(rec, at_block + 1)
+    block = arg(rec, at_block, kc[3] if len(kc) == 5 else 16)  # else vLLM's default block_size
     if not isinstance(skv, int) or isinstance(skv, bool) or skv < 1:
         return f"{rec.op}: no max_seq_len among its arguments ({rec.shapes_text()})"
     sq = max(1, q[0] // max(1, seqs))
-    return {"kernel": "attention", "batch": seqs, "heads": q[1], "kv_heads": int(_scalar(rec, at_kvh, kc[1])), "seq_q": sq,
+    return {"kernel": "attention", "batch": seqs, "heads": q[1], "kv_heads": int(arg(rec, at_kvh, kc[1])), "seq_q": sq,
             "seq_kv": skv, "head_dim": q[-1], "causal": sq > 1, "paged": True, "block_size": int(block)}
 
 
@@ -627,23 +429,23 @@ def _varlen_attention(rec: OpRecord, name: str, ts: list[tuple]):
     sq = q[0] // batch
     at_causal, at_left, at_right, at_cap = VARLEN_ATTENTION[name]
     if name == "mha_batch_prefill":
-        skv = _scalar(rec, 7, sq)
+        skv = arg(rec, 7, sq)
         skv = int(skv) if isinstance(skv, (int, float)) and not isinstance(skv, bool) else sq
     else:
         skv = kc[0] // batch
-    causal = rec.kwargs.get("causal", rec.kwargs.get("is_causal", _scalar(rec, at_causal, True)))
+    causal = rec.kwargs.get("causal", rec.kwargs.get("is_causal", arg(rec, at_causal, True)))
     case = {"kernel": "attention", "batch": batch, "heads": q[1], "kv_heads": kc[1], "seq_q": max(1, sq),
             "seq_kv": max(1, skv), "head_dim": q[2], "causal": bool(causal)}
     if name == "mha_batch_prefill" and len(ts) > 5:
         case["paged"] = True
         case["block_size"] = max(1, round(batch * case["seq_kv"] / max(1, ts[5][0])))
-    pair = rec.kwargs.get("window_size", _scalar(rec, at_left) if at_left is not None else None)
+    pair = rec.kwargs.get("window_size", arg(rec, at_left) if at_left is not None else None)
     if isinstance(pair, (list, tuple)) and len(pair) == 2:
         left, right = pair
     else:
         left = rec.kwargs.get("window_size_left", pair)
-        right = rec.kwargs.get("window_size_right", _scalar(rec, at_right) if at_right is not None else None)
-    softcap = rec.kwargs.get("softcap", _scalar(rec, at_cap) if at_cap is not None else None)
+        right = rec.kwargs.get("window_size_right", arg(rec, at_right) if at_right is not None else None)
+    softcap = rec.kwargs.get("softcap", arg(rec, at_cap) if at_cap is not None else None)
     return _local_attention(rec, case, left, right, softcap)
 
 
@@ -659,23 +461,23 @@ def _attention(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         b, sq, h, d = q
         skv, hk = k[1], k[2]
         if name == "_flash_attention_forward":  # aten: (..., dropout_p, is_causal, return_debug_mask, scale, window_size_left, ...)
-            causal = causal or bool(_scalar(rec, 8, False))
-            left, right = rec.kwargs.get("window_size_left", _scalar(rec, 11)), rec.kwargs.get("window_size_right", _scalar(rec, 12))
+            causal = causal or bool(arg(rec, 8, False))
+            left, right = rec.kwargs.get("window_size_left", arg(rec, 11)), rec.kwargs.get("window_size_right", arg(rec, 12))
         elif name in ("flash_attn_func", "_flash_attn_forward"):  # Dao: (q, k, v, dropout_p, softmax_scale, causal, window_size...)
-            causal = causal or bool(rec.kwargs.get("causal", _scalar(rec, 5, False)))
-            pair = rec.kwargs.get("window_size", _scalar(rec, 6))  # flash_attn_func: a (left, right) pair
+            causal = causal or bool(rec.kwargs.get("causal", arg(rec, 5, False)))
+            pair = rec.kwargs.get("window_size", arg(rec, 6))  # flash_attn_func: a (left, right) pair
             if isinstance(pair, (list, tuple)) and len(pair) == 2:  # then softcap follows at 7
                 left, right = pair
                 cap_at = 7
             else:  # _flash_attn_forward since 2.6.3: window_size_left, window_size_right, softcap
-                left, right = rec.kwargs.get("window_size_left", pair), rec.kwargs.get("window_size_right", _scalar(rec, 7))
+                left, right = rec.kwargs.get("window_size_left", pair), rec.kwargs.get("window_size_right", arg(rec, 7))
                 cap_at = 8
-            softcap = softcap if softcap is not None else _scalar(rec, cap_at)
+            softcap = softcap if softcap is not None else arg(rec, cap_at)
         elif name == "mha_fwd":  # aiter: (q, k, v, dropout_p, softmax_scale, is_causal, window_size_left, window_size_right, ...)
-            causal = causal or bool(_scalar(rec, 5, False))
-            left, right = rec.kwargs.get("window_size_left", _scalar(rec, 6)), rec.kwargs.get("window_size_right", _scalar(rec, 7))
+            causal = causal or bool(arg(rec, 5, False))
+            left, right = rec.kwargs.get("window_size_left", arg(rec, 6)), rec.kwargs.get("window_size_right", arg(rec, 7))
         elif name == "_efficient_attention_forward":  # aten: (..., dropout_p, custom_mask_type at 9: 1, 2 causal)
-            causal = causal or rec.kwargs.get("custom_mask_type", _scalar(rec, 9, 0)) in (1, 2)
+            causal = causal or rec.kwargs.get("custom_mask_type", arg(rec, 9, 0)) in (1, 2)
     else:  # [batch, heads, seq, dim] (sdpa and its aten backends)
         b, h, sq, d = q if len(q) == 4 else (1, *q)
         hk, skv = (k[1], k[2]) if len(k) == 4 else (k[0], k[1])
@@ -725,18 +527,18 @@ def _attention_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
     else:
         (b, h, sq, d), (hk, skv) = q, (k[1], k[2])
     if isinstance(at_causal, tuple):  # the memory-efficient kernel's mask type: 1, 2 causal
-        causal = rec.kwargs.get("custom_mask_type", _scalar(rec, at_causal[1], 0)) in (1, 2)
+        causal = rec.kwargs.get("custom_mask_type", arg(rec, at_causal[1], 0)) in (1, 2)
     else:
-        causal = bool(rec.kwargs.get("is_causal", rec.kwargs.get("causal", _scalar(rec, at_causal, False))))
+        causal = bool(rec.kwargs.get("is_causal", rec.kwargs.get("causal", arg(rec, at_causal, False))))
     case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": hk, "seq_q": sq, "seq_kv": skv, "head_dim": d,
             "causal": causal, "phase": "bwd"}
     if v[-1] != d:
         case["head_dim_v"] = v[-1]
     if h % hk:
         return f"{rec.op}: {h} query heads not a multiple of {hk} KV heads ({rec.shapes_text()})"
-    left = rec.kwargs.get("window_size_left", _scalar(rec, at_left) if at_left is not None else None)
-    right = rec.kwargs.get("window_size_right", _scalar(rec, at_right) if at_right is not None else None)
-    softcap = rec.kwargs.get("softcap", _scalar(rec, at_cap) if at_cap is not None else None)
+    left = rec.kwargs.get("window_size_left", arg(rec, at_left) if at_left is not None else None)
+    right = rec.kwargs.get("window_size_right", arg(rec, at_right) if at_right is not None else None)
+    softcap = rec.kwargs.get("softcap", arg(rec, at_cap) if at_cap is not None else None)
     return _local_attention(rec, case, left, right, softcap)
 
 
@@ -796,53 +598,9 @@ def _custom(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
         block = int(rec.scalars[3])
         case = {"kernel": "attention", "batch": b, "heads": h, "kv_heads": kc[1], "seq_q": sq, "seq_kv": kc[2], "head_dim": d,
                 "causal": sq > 1, "paged": True, "block_size": block}
-        window = int(_scalar(rec, 4, 0))
-        return _local_attention(rec, case, window - 1 if window > 0 else -1, 0, float(_scalar(rec, 5, 0.0)))
+        window = int(arg(rec, 4, 0))
+        return _local_attention(rec, case, window - 1 if window > 0 else -1, 0, float(arg(rec, 5, 0.0)))
     return f"{rec.op}: no kernel model ({rec.shapes_text()})"
-
-
-# BatchNorm ops: (position of the input, position of the training flag or a fixed value).
-# native_functions.yaml: native_batch_norm / _native_batch_norm_legit / miopen_batch_norm /
-# cudnn_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
-# _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum,
-# eps); native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
-# save_invstd, train, eps, output_mask); miopen/cudnn_batch_norm_backward(input, grad_output, ...),
-# training only.
-BATCH_NORM = {
-    "native_batch_norm": (0, 5, "fwd"), "_native_batch_norm_legit": (0, 5, "fwd"), "miopen_batch_norm": (0, 5, "fwd"),
-    "cudnn_batch_norm": (0, 5, "fwd"), "_native_batch_norm_legit_no_training": (0, False, "fwd"),
-    "native_batch_norm_backward": (1, 7, "bwd"), "miopen_batch_norm_backward": (0, True, "bwd"),
-    "cudnn_batch_norm_backward": (0, True, "bwd"),
-}
-
-
-def _batch_norm(rec: OpRecord, name: str, ts: list[tuple], dtype: str):
-    """A BatchNorm op over its input's channels (dimension 1, N C ... logical order whatever the
-    memory format); the training flag from its position (a bool), else its op's fixed value."""
-    at, train, phase = BATCH_NORM[name]
-    x = ts[at]
-    if len(x) < 2:
-        return f"{rec.op}: expected an N x C x ... input ({rec.shapes_text()})"
-    if isinstance(train, int) and not isinstance(train, bool):
-        flag = rec.kwargs.get("training", rec.kwargs.get("train", _scalar(rec, train)))
-        train = flag if isinstance(flag, bool) else True  # the no-stats overload of _legit: training
-    case = {"kernel": "batchnorm", "n": numel(x), "channels": x[1], "training": train, "phase": phase}
-    if name.startswith(("native_batch_norm", "_native_batch_norm")):  # PyTorch's own kernels
-        xs = rec.strides[at] if len(rec.strides) > at else None
-        case["layout"] = batch_norm_layout(x, xs)
-        if case["layout"] == "nchw":
-            case["spatial"] = numel(x[2:])
-    return case
-
-
-def batch_norm_layout(shape, strides) -> str:
-    """Which of PyTorch's batch-norm kernels an N x C x ... input runs: the channels-last ones
-    (``nhwc``, device-filling grids) for a channels_last 4-D tensor, else the NCHW ones (one
-    workgroup per channel), PyTorch's default contiguous format, also where the trace does not
-    record strides."""
-    if strides is not None and len(shape) == 4 and len(strides) == 4 and channels_last(shape, strides):
-        return "nhwc"
-    return "nchw"
 
 
 def is_view(rec: OpRecord) -> bool:
@@ -861,11 +619,7 @@ def _rule_table() -> dict:
         (("native_group_norm", "native_group_norm_backward"), _group_norm),
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce), (("cumsum", "cumsum_", "cumprod"), _scan),
         (tuple(SCATTER_OPS), _scatter),
-        (tuple(CONV_ARGS), _conv),
-        (tuple(BATCH_NORM), _batch_norm),
-        (("max_pool2d_with_indices", "max_pool2d_with_indices_backward"), _max_pool),
-        (("avg_pool2d", "avg_pool2d_backward"), _avg_pool),
-        (tuple(UPSAMPLE_TAPS) + tuple(f"{u}_backward" for u in UPSAMPLE_TAPS), _upsample),
+        *vision_ops.RULES,
     ]
     table: dict = {}
     for names, fn in groups:

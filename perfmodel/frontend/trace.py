@@ -13,7 +13,7 @@ module that issued it. No weights, no memory, no GPU.
 from __future__ import annotations
 
 from perfmodel.errors import InputError
-from perfmodel.frontend.opmap import OpRecord
+from perfmodel.frontend.op_record import OpRecord
 
 
 def _describe(args) -> tuple[list, list, list, list]:

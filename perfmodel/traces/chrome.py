@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfmodel.errors import InputError
-from perfmodel.frontend.opmap import OpRecord
+from perfmodel.frontend.op_record import OpRecord
 from perfmodel.readers.opening import open_by_content
 
 
