@@ -301,3 +301,20 @@ def test_arch_key_alone_shows_the_spec():
     assert "template" in _ok(["arch", "--help"])
     typo = CliRunner().invoke(cli, ["arch", "shwo", "mi300x"])  # a misspelt subcommand stays one
     assert typo.exit_code == 2 and "show" in typo.output and "unknown arch" not in typo.output
+
+
+def test_arch_all_predicts_every_gpu_and_skips_those_without_the_dtype(cli):
+    import json
+
+    from perfmodel.arch import arch_keys
+
+    r = cli("predict", "gemm", "m=256", "n=256", "k=256", "--dtype", "bf16", "--arch", "all", "--format", "json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    with_bf16 = [k for k in arch_keys() if not any(f"dtype: {k} (" in ln for ln in r.stderr.splitlines())]
+    assert [row["arch"] for row in rows] == with_bf16 and len(rows) >= 15
+    fp8 = cli("predict", "gemm", "m=256", "n=256", "k=256", "--dtype", "fp8", "--arch", "all,mi300x@1005mhz")
+    assert fp8.exit_code == 0 and "note: skipped case 1: dtype: mi100 (AMD Instinct MI100) has no fp8" in fp8.stderr
+    assert "mi300x@1005mhz" in fp8.stdout
+    one = cli("predict", "gemm", "m=256", "n=256", "k=256", "--dtype", "fp8", "--arch", "mi100")
+    assert one.exit_code == 2  # a GPU named alone is not skipped: its missing dtype is the error

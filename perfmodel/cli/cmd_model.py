@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from perfmodel.cli import options
 from perfmodel.cli.options import emit, format_option, output_option
 
 OP_COLUMNS = ["arch", "layer", "module", "op", "kernel", "dtype", "shape", "time_us", "bound", "share", "tflops", "ai"]
@@ -32,7 +33,7 @@ def by_op_kind(analysis) -> list[dict]:  # noqa: D401
 
 @click.command("model")
 @click.argument("model")
-@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path (KEY@1005mhz: at a fixed core clock); comma-separate or repeat to compare. [default: mi300x]")
+@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path (KEY@1005mhz: at a fixed core clock; all: every shipped GPU); comma-separate or repeat to compare. [default: mi300x]")
 @click.option("--phase", type=click.Choice(["prefill", "decode"]), default="decode", show_default=True)
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences in the batch.")
 @click.option("--tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="Prompt tokens per sequence (prefill).")
@@ -71,7 +72,7 @@ def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, eng
         raise InputError("perfmodel model needs PyTorch: pip install 'perfmodel[torch]' (torch==2.13.0, CPU build)", key="torch")
     from perfmodel.frontend.analysis import analyze_model
 
-    arch_list = [a for spec in archs for a in spec.split(",") if a] or ["mi300x"]
+    arch_list = options.arch_list(archs) or ["mi300x"]
     _check_dtype(dtype)
     a = analyze_model(model, arch_list, phase=phase, batch=batch, tokens=tokens, kv_len=kv_len, tp=tp, ep=ep, dtype=dtype,
                       fused=fused, paged=paged, block_size=block_size, engine=engine)

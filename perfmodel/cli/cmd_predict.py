@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from perfmodel.cli import options
 from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
 
 
@@ -55,7 +56,7 @@ class PredictCommand(click.Command):
 @click.command("predict", cls=PredictCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("kernel", required=False)
 @click.argument("params", nargs=-1)
-@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path (KEY@1005mhz: at a fixed core clock); repeat (or comma-separate) for a side-by-side comparison. [default: mi300x]")
+@click.option("--arch", "archs", multiple=True, help="Arch key or archspec path (KEY@1005mhz: at a fixed core clock; all: every shipped GPU); repeat (or comma-separate) for a side-by-side comparison. [default: mi300x]")
 @click.option("--dtype", default=None, help="Data type (fp64 fp32 tf32 fp16 bf16 fp8 int32 int8 ...); default per kernel.")
 @click.option("--cases", "cases_file", type=click.Path(dir_okay=False), default=None, help="A YAML list or JSON lines of cases.")
 @click.option("--suite", is_flag=True, help="Run the built-in suite of realistic cases (kernels/suite.yaml).")
@@ -123,7 +124,8 @@ def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_
     from perfmodel.prediction import normalize_all
     from perfmodel.tables import render_predictions
 
-    arch_list = [a for spec in archs for a in spec.split(",") if a] or None
+    every = any(a.strip().lower() == "all" for spec in archs for a in spec.split(","))
+    arch_list = options.arch_list(archs) or None
     if suite:
         from perfmodel.arch import data_path
 
@@ -154,7 +156,8 @@ def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_
     batches = _evaluate(cases, warm, problems)
     del cases
     problems.sort(key=lambda e: getattr(e, "index", 0))
-    skipped = [e for e in problems if suite and e.key == "dtype"]  # the suite on a GPU without that dtype
+    # the suite, or --arch all, on a GPU without that dtype: skipped and said, the other GPUs predicted
+    skipped = [e for e in problems if (suite or every) and e.key == "dtype"]
     errors = [e for e in problems if e not in skipped]
     if errors and not keep_going:
         raise InputErrors(errors)

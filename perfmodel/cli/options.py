@@ -19,6 +19,20 @@ format_option = click.option(
 )
 
 
+def arch_list(specs: Iterable[str]) -> list[str]:
+    """The GPUs an ``--arch`` option names: comma-separated or repeated keys, spec paths and
+    ``KEY@1005mhz`` forms; ``all`` is every shipped spec, in `perfmodel archs` order."""
+    out: list[str] = []
+    for a in (a.strip() for spec in specs for a in spec.split(",")):
+        if a.lower() == "all":
+            from perfmodel.arch import arch_keys
+
+            out += arch_keys()
+        elif a:
+            out.append(a)
+    return list(dict.fromkeys(out))
+
+
 def check_output_path(path: str | None, what: str = "--output") -> str | None:
     """An output path that can be written, checked before any work is done: its folder exists
     and is a folder, and the path is not a folder itself. One `InputError` line otherwise."""
