@@ -220,6 +220,7 @@ def fam_archspec(rng, tmp: Path):
         except (OverflowError, ValueError):
             p.write_text("name: x\n")
     cmd = rng.choice([["arch", "show", str(p)], ["predict", "gemm", "m=512", "n=512", "k=512", "--arch", str(p)],
+                      ["predict", "gemm", "m=512", "n=512", "k=512", "--arch", f"{p}@{rng.choice(['1000mhz', '0.5ghz', '1e3'])}"],
                       ["predict", "softmax", "rows=4", "cols=1024", "--arch", str(p), "--format", "json"],
                       ["roofline", "--arch", str(p), "--format", "json"]])
     return cmd, [p]
@@ -268,7 +269,8 @@ def fam_kv(rng, tmp: Path):
     extra = []
     if rng.random() < 0.3:
         extra = ["--dtype", rng.choice(["fp8", "fp4", "bogus", "fp64", "int64", "int32", "int16"])]
-    return ["predict", kernel, *words, "--arch", rng.choice(["mi300x", "mi100", "rx7900xtx"]), "--format", "json", *extra], []
+    archs = ["mi300x", "mi100", "rx7900xtx", "mi300x@1005mhz", "mi355x@1.2ghz", "mi100@0mhz", "mi300x@9e9", "h100@", "all", "mi300x@-5"]
+    return ["predict", kernel, *words, "--arch", rng.choice(archs), "--format", "json", *extra], []
 
 
 def _mutate_csv(text: str, rng) -> str:
