@@ -92,6 +92,9 @@ class Arch:
         self.occupancy: dict[str, SpecValue] = tree["occupancy"]
         self.launch_overhead_s: float = tree["launch"]["overhead"].value
         self._measured = tree.get("measured", {})
+        # peak / fixed clock for a GPU at a fixed core clock (`perfmodel.fixed_clock`): the cycles
+        # of a default latency at a core-clocked level (`rates.latency_used`) last longer
+        self.core_latency_scale = 1.0
 
     # --- identity -----------------------------------------------------------------------
     def __repr__(self) -> str:

@@ -15,7 +15,9 @@ own and keep their figures. So the variant scales:
 - the measured clocks under load to at most the fixed clock;
 - the measured bandwidths of the core-clocked levels by the fixed over the peak clock (their
   benchmarks run unlocked), and those levels' latencies by the peak over the fixed clock (a
-  latency is so many cycles).
+  latency is so many cycles; where the spec has none, `rates.latency_used` scales the shared
+  default of model_constants.yaml ``latency_ns``, which stands for the stock clock, by
+  `Arch.core_latency_scale`).
 
 Device-memory and MALL latencies keep their measured values although part of their path is
 core-clocked: how much is not known.
@@ -61,7 +63,7 @@ def at_clock(base, hz: float):
     tree = copy.copy(base.tree)
     note = f"fixed at {hz / 1e6:.0f} MHz (the spec's peak: {peak / 1e6:.0f} MHz)"
     compute = dict(tree["compute"])
-    compute["clock"] = {**compute["clock"], "peak": replace(compute["clock"]["peak"], value=hz, note=note)}
+    compute["clock"] = {**compute["clock"], "peak": _scaled(compute["clock"]["peak"], hz / peak, note)}
     tree["compute"] = compute
     measured = {k: dict(v) for k, v in tree.get("measured", {}).items()}
     for pipe, by_dtype in measured.get("compute", {}).items():
@@ -70,7 +72,7 @@ def at_clock(base, hz: float):
         why = f"x {scale:.3f} (the rate ran at {clk / 1e6:.0f} MHz): {note}"
         measured["compute"][pipe] = {d: _scaled(q, scale, why) for d, q in by_dtype.items()}
     if "clock" in measured:
-        measured["clock"] = {w: replace(q, value=min(q.value, hz)) for w, q in measured["clock"].items()}
+        measured["clock"] = {w: _scaled(q, min(q.value, hz) / q.value, note) for w, q in measured["clock"].items()}
     if "bandwidth" in measured:
         measured["bandwidth"] = {
             lv: (_scaled(q, hz / peak, f"x {hz / peak:.3f}: {note}") if lv in CORE_CLOCKED_LEVELS else q)
@@ -84,7 +86,9 @@ def at_clock(base, hz: float):
     tree["memory"] = memory
     tree["name"] = f"{base.name} at {hz / 1e6:.0f} MHz"
     mhz = f"{hz / 1e6:.6g}"
-    return Arch(f"{base.key}@{mhz}mhz", tree, base.path)
+    fixed = Arch(f"{base.key}@{mhz}mhz", tree, base.path)
+    fixed.core_latency_scale = peak / hz  # for the shared default latencies (`rates.latency_used`)
+    return fixed
 
 
 def _scaled(q, factor: float, note: str):
@@ -92,4 +96,5 @@ def _scaled(q, factor: float, note: str):
     extra = dict(q.extra)
     if extra.get("benchmark"):
         extra["benchmark"] = f"{extra['benchmark']}; {note}"
-    return replace(q, value=q.value * factor, note=f"{q.note}; {note}" if q.note else note, extra=extra)
+    raw = q.raw * factor if isinstance(q.raw, (int, float)) and not isinstance(q.raw, bool) else q.raw  # in the spec's unit
+    return replace(q, value=q.value * factor, raw=raw, note=f"{q.note}; {note}" if q.note else note, extra=extra)

@@ -259,7 +259,9 @@ def latency_used(arch: Arch, level: str) -> tuple[float, str]:
     c = constants()["latency_ns"].get(level)
     if c is None:
         return 338e-9, f"no {level} latency in the spec or model_constants.yaml: the hbm default 338 ns"
-    return c["value"] * 1e-9, f"default {level} latency (model_constants.yaml): {c['source']}"
+    scale = arch.core_latency_scale if level in CORE_CLOCKED_LEVELS else 1.0
+    fixed = f"; x {scale:.3f}, the same cycles at {arch.key}'s fixed clock" if scale != 1.0 else ""
+    return c["value"] * 1e-9 * scale, f"default {level} latency (model_constants.yaml): {c['source']}{fixed}"
 
 
 def transcendental_rate(arch: Arch) -> float:

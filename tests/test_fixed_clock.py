@@ -64,3 +64,16 @@ def test_a_spec_file_with_an_at_sign_in_its_name_is_a_file(tmp_path):
     shutil.copy(archspec_dir() / "mi210.yaml", f)
     assert load_arch(str(f)).cus == 104
     assert load_arch(f"{f}@1000mhz").clock_hz == 1000e6  # and it takes a clock too
+
+
+def test_default_latencies_of_core_clocked_levels_keep_their_cycles():
+    """MI300X's spec has no LDS latency: the shared default (31 ns, the stock clock) stands in, and
+    at a fixed clock it lasts as many cycles; the device memory's default does not scale."""
+    from perfmodel.rates import latency_used
+
+    base, fixed = load_arch("mi300x"), load_arch("mi300x@1050mhz")
+    assert base.latency("lds") is None
+    t, how = latency_used(fixed, "lds")
+    assert t == pytest.approx(latency_used(base, "lds")[0] * 2) and "fixed clock" in how
+    r = load_arch("rx7900xtx@1250mhz")
+    assert latency_used(r, "vram")[0] == latency_used(load_arch("rx7900xtx"), "vram")[0]

@@ -164,6 +164,8 @@ def _loaded_clock_rows(a) -> list[dict]:
             derivation = "the spec's measured clock (measured: clock)"
         elif how:
             derivation = f"{hz / 1e6:.0f} MHz {how} (rate / (flop/clk/CU x CUs x matrix_efficiency))"
+        elif "@" in a.key:  # `perfmodel.fixed_clock`: the lock holds the clock at or below the loaded one
+            derivation = "the fixed clock (at or below the clock a sustained load runs at unlocked)"
         else:
             derivation = "no clock under load measured or implied: the spec clock"
         rows.append(
