@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from perfmodel.fixed_clock import split_key
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -232,7 +234,7 @@ def predict_points(pts: list[dict], cal: dict) -> list[dict]:
 
     rows, todo = [], []
     for e in pts:
-        base = e["arch"].partition("@")[0]  # mi300x@1005mhz: the GPU at a fixed clock (`perfmodel.fixed_clock`)
+        base = split_key(e["arch"])[0]  # mi300x@1005mhz: the GPU at a fixed clock, grouped with its GPU
         r = {
             "id": e["id"],
             "arch": base,

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import yaml
 
+from perfmodel.fixed_clock import split_key
 from perfmodel.models.registry import all_models
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,8 +35,8 @@ def test_ids_unique_and_fields_present():
     for p in pts:
         missing = [k for k in REQUIRED if not p.get(k)]
         assert not missing, f"{p.get('id')}: missing {missing}"
-        base, _, clock = p["arch"].partition("@")  # mi300x@1005mhz: the GPU at a fixed core clock
-        assert base in archs and (not clock or clock.endswith("mhz")), p["id"]
+        base, clock = split_key(p["arch"])  # mi300x@1005mhz: the GPU at a fixed core clock
+        assert base in archs and (clock is None or "mhz" in p["arch"]), p["id"]
         assert p["scope"] in ("kernel", "events", "host"), p["id"]
         assert p.get("warm", False) in (True, False), f"{p['id']}: warm must be true or false"
         assert str(p["source"]).startswith("https://"), p["id"]

@@ -72,7 +72,7 @@ def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, eng
         raise InputError("perfmodel model needs PyTorch: pip install 'perfmodel[torch]' (torch==2.13.0, CPU build)", key="torch")
     from perfmodel.frontend.analysis import analyze_model
 
-    arch_list = options.arch_list(archs) or ["mi300x"]
+    arch_list = options.arch_list(archs)[0] or ["mi300x"]
     _check_dtype(dtype)
     a = analyze_model(model, arch_list, phase=phase, batch=batch, tokens=tokens, kv_len=kv_len, tp=tp, ep=ep, dtype=dtype,
                       fused=fused, paged=paged, block_size=block_size, engine=engine)

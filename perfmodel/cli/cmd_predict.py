@@ -124,8 +124,8 @@ def _predict(kernel, params, archs, dtype, cases_file, suite, warm, scope, keep_
     from perfmodel.prediction import normalize_all
     from perfmodel.tables import render_predictions
 
-    every = any(a.strip().lower() == "all" for spec in archs for a in spec.split(","))
-    arch_list = options.arch_list(archs) or None
+    arch_list, every = options.arch_list(archs)
+    arch_list = arch_list or None
     if suite:
         from perfmodel.arch import data_path
 

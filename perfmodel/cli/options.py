@@ -19,18 +19,21 @@ format_option = click.option(
 )
 
 
-def arch_list(specs: Iterable[str]) -> list[str]:
-    """The GPUs an ``--arch`` option names: comma-separated or repeated keys, spec paths and
-    ``KEY@1005mhz`` forms; ``all`` is every shipped spec, in `perfmodel archs` order."""
+def arch_list(specs: Iterable[str]) -> tuple[list[str], bool]:
+    """(the GPUs an ``--arch`` option names, whether it said ``all``): comma-separated or
+    repeated keys, spec paths and ``KEY@1005mhz`` forms; ``all`` is every shipped spec, in
+    `perfmodel archs` order."""
     out: list[str] = []
+    every = False
     for a in (a.strip() for spec in specs for a in spec.split(",")):
         if a.lower() == "all":
             from perfmodel.arch import arch_keys
 
             out += arch_keys()
+            every = True
         elif a:
             out.append(a)
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out)), every
 
 
 def check_output_path(path: str | None, what: str = "--output") -> str | None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from perfmodel.frontend.opmap import NO_KERNEL, OpRecord, to_case
+from perfmodel.arch import load_arch
+from perfmodel.frontend.op_record import NO_KERNEL, OpRecord
+from perfmodel.frontend.opmap import to_case
 from perfmodel.models.collectives import KINDS
 
 LAYER = re.compile(r"^(.*?layers\.\d+)(\.|$)")
@@ -68,21 +70,16 @@ class ModelAnalysis:
                 row["prefill_us"] = t
             comm = sum(r["time_us"] for r in self.rows if r["arch"] == a and r["kernel"] in KINDS)
             row["collective_us"] = comm
-            sb = self.meta.get("stream_bytes")
+            sb, rb = self.meta.get("stream_bytes"), self.meta.get("resident_bytes")
+            arch = load_arch(a) if sb or rb else None
             if sb:
-                from perfmodel.arch import load_arch
                 from perfmodel.rates import bandwidth
 
-                arch = load_arch(a)
                 bw, _, prov = bandwidth(arch, arch.memory_level)  # the ceiling the estimator uses
                 row["stream_bound_us"] = sb["total"] / bw * 1e6
                 row["stream_ratio"] = t / row["stream_bound_us"]
                 row["stream_bw"] = prov
-            rb = self.meta.get("resident_bytes")
             if rb:
-                from perfmodel.arch import load_arch
-
-                arch = load_arch(a)
                 row["memory_gb"] = rb["total"] / 1e9
                 row["fits"] = bool(rb["total"] <= arch.capacity(arch.memory_level))
             row["unsupported_ops"] = len(self.unsupported)  # the same ops for every arch

@@ -59,7 +59,8 @@ C10D_COLLECTIVES = {
 # ops that launch no kernel: views, metadata, allocation without a fill
 VIEW_OPS = {
     "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "expand_as", "slice", "select",
-    "unsqueeze", "squeeze", "unsqueeze_", "squeeze_", "t_", "transpose_", "as_strided_", "as_strided", "split", "split_with_sizes", "chunk", "unbind", "detach", "alias",
+    "unsqueeze", "squeeze", "unsqueeze_", "squeeze_", "t_", "transpose_", "as_strided_", "as_strided", "split",
+    "split_with_sizes", "chunk", "unbind", "detach", "alias",
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh", "view_as", "unflatten",
     "flatten", "narrow", "_reshape_alias", "contiguous", "resolve_conj", "resolve_neg", "numpy_T", "size", "stride",
     "dim", "is_same_size", "_local_scalar_dense", "item", "result_type", "lift_fresh_copy", "to", "type_as",

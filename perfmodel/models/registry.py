@@ -55,7 +55,7 @@ class KernelModel:
     doc: str = ""
     default_dtype: str = "fp16"
     identify: Identifier | None = None
-    integer_dtypes: bool = False  # takes int32/int16 (its per-element maths as integer ops)
+    integer_dtypes: bool = False  # takes int64/int32/int16 (`dtypes.STREAMING_ONLY`; its per-element maths as integer ops)
 
     def __post_init__(self) -> None:
         # asked once per case when a batch is grouped: computed once per family

@@ -30,7 +30,7 @@ def plot_bandwidth(model: RooflineModel, points: list[Point], path: str | None =
     levels += [lv for lv in dict.fromkeys(lv for roofs in by_arch.values() for lv in roofs)
                if lv not in levels and any(p.bandwidth(lv) for p in points)]
     levels = levels or [model.arch.memory_level]
-    roofs = {m.name: m for m in model.memory}
+    roofs = by_arch[model.arch.key]
     several = len({p.arch for p in points if p.arch}) > 1
     timed = [p for p in points if p.time_s]
     untimed = [p for p in points if not p.time_s]
