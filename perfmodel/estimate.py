@@ -245,6 +245,13 @@ class _Terms:
     time: dict[str, np.ndarray] = field(default_factory=dict)
     naive: dict[str, np.ndarray] = field(default_factory=dict)
     latency_limited: dict[str, np.ndarray] = field(default_factory=dict)
+    # where a VALU term's time is already in another's (`_one_vector_alu`): True there
+    absorbed: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def own(self, key: str) -> np.ndarray:
+        """A term's time where another term does not already hold it (0 where absorbed)."""
+        t = self.time[key]
+        return np.where(self.absorbed[key], 0.0, t) if key in self.absorbed else t
 
 
 def _compute_terms(
@@ -385,6 +392,39 @@ def _dirty_writeback(work: Work, arch: Arch, level: str, notes: tuple[list, dict
     return extra
 
 
+def _one_vector_alu(arch: Arch, terms: _Terms) -> None:
+    """On AMD every VALU instruction, integer or floating point of any width, issues on the one
+    vector ALU of its SIMD (AMD CDNA3 ISA guide, "Vector ALU Operations": the VOP1/VOP2/VOP3
+    integer and float opcodes share the VALU), so a kernel's VALU terms of several types add: the
+    longest stands for their sum and the others are marked as held by it (`_Terms.absorbed`), as
+    a dependent chain's longest term stands for the chain. A Philox random-number kernel
+    (integer multiplies and adds) that also converts and scales floats takes both. NVIDIA SMs
+    have INT32 cores beside the FP32 ones (Ampere and Hopper whitepapers), so their terms stay
+    apart there (a lower bound where IMADs share the FMA pipe). On gfx9 (GCN, CDNA1-4) the
+    transcendentals are VALU instructions too, at quarter rate (LLVM SISchedule.td: the gfx908,
+    gfx90a and gfx942 models have no transcendental resource; CLRX GcnTimings: V_EXP_F32 holds
+    the VALU 16 cycles per wave64 against 4 for V_FMA_F32), so the SFU term joins the sum; RDNA
+    issues them on a unit of their own beside the VALU (AMD's RDNA deck: "Non-transcendental
+    instructions can execute in parallel"; SISchedule.td's HWTransVALU from gfx10), so there it
+    stays apart."""
+    if arch.vendor != "AMD":
+        return
+    keys = sorted(k for k in terms.time if k.startswith(compute_term("valu:")))
+    if arch.gfx.startswith("gfx9"):  # GCN/CDNA: transcendentals hold the VALU 4 cycles (no unit of their own)
+        keys += sorted(k for k in terms.time if k.startswith(compute_term("sfu:")))
+    if len(keys) < 2:
+        return
+    times = [terms.time[k] for k in keys]
+    longest = _largest(times)
+    total = np.sum(times, axis=0)
+    held = np.zeros(np.shape(total), dtype=bool)
+    for k, t in zip(keys, times, strict=True):
+        top = (t >= longest) & ~held  # the first key of a tie stands for the sum
+        terms.absorbed[k] = ~top
+        terms.time[k] = np.where(top, total, t)
+        held = held | top
+
+
 def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     """Serialise the compute terms of a dependent chain as far as the waves cannot hide them.
 
@@ -416,7 +456,7 @@ def _dependent_chain(work: Work, arch: Arch, occ: dict, terms: _Terms) -> None:
     keys = [compute_term(k) for k in sorted(work.dependent) if compute_term(k) in terms.time]
     if len(keys) < 2:
         return
-    times = [terms.time[k] for k in keys]
+    times = [terms.own(k) for k in keys]
     longest = _largest(times)
     rest = np.sum(times, axis=0) - longest
     # the two stations: the longest term and the rest; the slower of them paces the cycle
@@ -474,8 +514,8 @@ def _coexec_chain(work: Work, customers: np.ndarray, terms: _Terms, coexec: dict
     side = [k for k in compute if pipe_of[k] in ("valu", "sfu")]
     if not matrix or not side:
         return False
-    m = np.sum([terms.time[k] for k in matrix], axis=0)
-    o = np.sum([terms.time[k] for k in side], axis=0)
+    m = np.sum([terms.own(k) for k in matrix], axis=0)
+    o = np.sum([terms.own(k) for k in side], axis=0)
     c = min(coexec[pipe_of[k]].value for k in matrix)
     chained = any(compute_term(k) in matrix for k in work.dependent)
     h = np.clip(customers - 1.0, 0.0, 1.0) if chained else 1.0
@@ -861,6 +901,7 @@ def estimate(
     clock = loaded_core_clock(arch, matrix, first_principles)
     _compute_terms(work, arch, occ["quantization"], used, terms, notes, first_principles, clock)
     _integer_terms(work, arch, occ["quantization"], used, terms, notes, clock)
+    _one_vector_alu(arch, terms)
     _dependent_chain(work, arch, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles, clock)
     _timed_terms(work, shape, terms)

@@ -616,3 +616,66 @@ def test_avg_pool_and_upsample_ops_are_streams():
     assert bwd["n"] == 2 * 64 * 32 * 32 and bwd["reads"] == 4 and bwd["flops_per_element"] == 4
     none, why = to_case(OpRecord(op="aten::upsample_nearest2d", inputs=[x, None], dtypes=f + [None]))
     assert none is None and "output size not recorded" in why
+
+
+def test_random_number_ops_carry_the_philox_work():
+    """normal_ writes self and reads nothing; its Philox4x32-10 work (10 multiplies and 10 XORs
+    per 32-bit number, plus the conversion) and Box-Muller's transcendentals come with it; a
+    double takes two numbers."""
+    n = 5 * 128
+    c, why = to_case(OpRecord(op="aten::normal_", inputs=[(5, 128), None, None, None], dtypes=["float", None, None, None],
+                              scalars=[None, 0.0, 1.0, None]))
+    assert why is None and c == {"kernel": "elementwise", "n": n, "reads": 0.0, "writes": 1, "flops_per_element": 6.5,
+                                 "int_muls_per_element": 10.0, "int_ops_per_element": 11.0, "sfu_per_element": 2.0, "dtype": "fp32"}
+    d, _ = to_case(OpRecord(op="aten::uniform_", inputs=[(n,), None, None, None], dtypes=["double", None, None, None]))
+    assert d["int_muls_per_element"] == 20.0 and "sfu_per_element" not in d and d["dtype"] == "fp64"
+    p, _ = to_case(OpRecord(op="aten::bernoulli_", inputs=[(n,), (n,), None], dtypes=["float", "float", None]))
+    assert p["reads"] == 1.0 and p["writes"] == 1  # a tensor of probabilities is read
+    s, _ = to_case(OpRecord(op="aten::bernoulli_", inputs=[(n,), None, None], dtypes=["float", None, None], scalars=[None, 0.5, None]))
+    assert s["reads"] == 0.0
+
+
+def test_eval_mode_dropout_is_a_copy():
+    x = [(1 << 20,), None, None]
+    train, _ = to_case(OpRecord(op="aten::native_dropout", inputs=x, dtypes=["float", None, None], scalars=[None, 0.1, True]))
+    evals, _ = to_case(OpRecord(op="aten::native_dropout", inputs=x, dtypes=["float", None, None], scalars=[None, 0.1, False]))
+    assert train["int_muls_per_element"] == 10.0 and train["writes"] == 1.25  # fp32 output and its bool mask
+    assert "int_muls_per_element" not in evals and evals["flops_per_element"] == 0
+
+
+def test_arange_counts_its_values_from_the_recorded_bounds():
+    """The SGLang decode trace's arange(238, 270, dtype=torch.long) and the out variant it calls
+    (start, end, step, out): 32 int64 values; float bounds give the default float type."""
+    def rec(scalars, inputs=None, dtypes=None):
+        inputs = inputs or [None] * len(scalars)
+        return OpRecord(op="aten::arange", inputs=inputs, dtypes=dtypes or [None] * len(scalars), scalars=scalars)
+
+    c, _ = to_case(rec([238, 270, 4, None, None, False]))
+    assert c["n"] == 32 and c["dtype"] == "int64" and c["reads"] == 0.0
+    out, _ = to_case(rec([238, 270, 1, None], [None, None, None, (0,)], [None, None, None, "long int"]))
+    assert out["n"] == 32 and out["dtype"] == "int64"
+    f, _ = to_case(rec([0.0, 1.0, 0.25, None, None, None, False]))
+    assert f["n"] == 4 and f["dtype"] == "bf16"
+    e, _ = to_case(rec([559, None, None, None, False]))
+    assert e["n"] == 559
+    bad, why = to_case(rec([1, 2, 3]))
+    assert bad is None and "arguments not understood" in why
+
+
+def test_mse_loss_and_its_backward_are_streams():
+    """The HTA MI250 trace's mse_loss over 5 x 128 (its mean is a child op) and the out variant
+    of its backward, whose grad_input argument is written, not read."""
+    x, f = (5, 128), ["float"]
+    loss, _ = to_case(OpRecord(op="aten::mse_loss", inputs=[x, x, None], dtypes=f * 2 + [None], scalars=[None, None, 1]))
+    assert loss == {"kernel": "elementwise", "n": 640, "reads": 2.0, "writes": 1, "flops_per_element": 2, "dtype": "fp32"}
+    back, _ = to_case(OpRecord(op="aten::mse_loss_backward", inputs=[(), x, x, None, x], dtypes=f * 3 + [None] + f,
+                               scalars=[None, None, None, 1, None]))
+    assert back["n"] == 640 and back["reads"] == pytest.approx(2 + 1 / 640, abs=1e-4) and back["flops_per_element"] == 3
+
+
+def test_foreach_copy_reads_its_source_list_only():
+    lists = [[(32,), (32,)], [(32,), (32,)], None]
+    c, why = to_case(OpRecord(op="aten::_foreach_copy_", inputs=lists, dtypes=[None] * 3, scalars=[None, None, False]))
+    assert why is None and c["n"] == 64 and c["reads"] == 1.0 and c["flops_per_element"] == 0
+    z, _ = to_case(OpRecord(op="aten::_foreach_zero_", inputs=lists[:1], dtypes=[None]))
+    assert z["reads"] == 0.0

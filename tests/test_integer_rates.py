@@ -211,12 +211,36 @@ def test_integer_sum_counts_integer_adds():
     assert p.bytes == f.bytes  # an int32 sum moves what an fp32 sum moves
 
 
-def test_integer_multiplies_on_a_float_type_are_not_timed_and_said():
-    (p,) = predict("elementwise", "mi300x", dtype="fp16", n=1 << 20, int_muls_per_element=3)
-    assert p.iops_by == {} and "compute:valu:int" not in p.terms_s
-    assert "int_muls_per_element not timed: fp16 is not an integer type" in p.notes
-    (q,) = predict("elementwise", "mi300x", dtype="fp16", n=1 << 20)
-    assert "int_muls_per_element" not in (q.notes or "")
+def test_integer_work_of_a_float_kernel_is_timed_beside_its_flops():
+    n = 1 << 24
+    (p,) = predict("elementwise", "mi300x", dtype="fp32", n=n, flops_per_element=4, int_muls_per_element=10, int_ops_per_element=15)
+    assert p.iops_by == {"valu:int32_mul": 10 * n, "valu:int32": 15 * n}
+    assert p.flops == 4 * n
+    (q,) = predict("elementwise", "mi300x", dtype="fp32", n=n, flops_per_element=4)
+    assert "compute:valu:int" not in q.terms_s and q.iops_by == {}
+
+
+def _valu_only(arch, **keys):
+    (r,) = predict("elementwise", arch, dtype="fp32", n=1 << 24, reads=0, writes=0, **keys)
+    return r
+
+
+@pytest.mark.parametrize("arch", ["mi300x", "rx7900xtx"])
+def test_amd_float_and_integer_valu_work_add(arch):
+    """One VALU per SIMD issues both: the kernel's compute time is the sum of the two alone."""
+    fp = _valu_only(arch, flops_per_element=40)
+    it = _valu_only(arch, flops_per_element=0, int_muls_per_element=4, int_ops_per_element=8)
+    both = _valu_only(arch, flops_per_element=40, int_muls_per_element=4, int_ops_per_element=8)
+    alone = (fp.terms_s["compute:valu:fp32"], it.terms_s["compute:valu:int"])
+    assert max(both.terms_s["compute:valu:fp32"], both.terms_s["compute:valu:int"]) == pytest.approx(sum(alone), rel=1e-9)
+    assert min(both.terms_s["compute:valu:fp32"], both.terms_s["compute:valu:int"]) == pytest.approx(min(alone), rel=1e-9)
+    assert both.time_us > max(fp.time_us, it.time_us)
+
+
+def test_nvidia_integer_cores_run_beside_the_fp32_ones():
+    fp = _valu_only("h100", flops_per_element=40)
+    both = _valu_only("h100", flops_per_element=40, int_ops_per_element=8)
+    assert both.terms_s["compute:valu:fp32"] == pytest.approx(fp.terms_s["compute:valu:fp32"], rel=1e-12)
 
 
 @pytest.mark.parametrize("kernel,shape", [("gemm", "m=64 n=64 k=64"), ("attention", "batch=1 heads=8 seq_q=128 seq_kv=128 head_dim=64"),

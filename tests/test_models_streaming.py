@@ -429,6 +429,7 @@ def test_vectorised_100k(kernel, mi300x):
         "flops_per_element": rng.uniform(0, 16, N),
         "sfu_per_element": rng.choice([0.0, 1.0, 2.0], N),
         "int_muls_per_element": rng.choice([0.0, 1.0], N),
+        "int_ops_per_element": rng.choice([0.0, 11.0], N),
         "partials": rng.choice([1, 2, 1024, 65536], N),
     }
     p = {name: draw[name].astype(float) for name in m.numeric}
@@ -463,7 +464,8 @@ def test_every_arch_every_dtype(kernel, arch_key):
 def test_params_registered():
     assert list(get_model("stream").params) == ["op", "n"]
     assert get_model("stream").params["op"].choices == ("copy", "mul", "scale", "add", "triad", "dot")
-    assert list(get_model("elementwise").params) == ["n", "reads", "writes", "flops_per_element", "sfu_per_element", "int_muls_per_element"]
+    assert list(get_model("elementwise").params) == ["n", "reads", "writes", "flops_per_element", "sfu_per_element", "int_muls_per_element",
+                                                   "int_ops_per_element"]
     e = get_model("elementwise").params
     assert (e["reads"].default, e["writes"].default, e["flops_per_element"].default) == (1, 1, 1)
     assert list(get_model("reduction").params) == ["n", "partials"]

@@ -93,7 +93,8 @@ def test_compiled_triton_trace_and_mi250_ambiguity():
     assert "also matches mi250" in auto.arch_source  # gfx90a with 104 CUs: MI210 or one MI250 GCD
     rep2 = validate_trace(MI250, arch="mi250")
     assert rep2.arch == "mi250" and rep2.identified_share > 0.5
-    assert any("mse_loss" in k for k in rep2.reasons)  # no model; the optimizer's _foreach_add_ has one
+    assert rep2.identified_share == 1.0 and not rep2.reasons  # mse_loss and its backward are streams
+    assert any(r["op"] == "aten::mse_loss_backward" and r["kernel"] == "elementwise" for r in rep2.rows)
     assert any(r["op"] == "aten::_foreach_add_" and r["kernel"] == "elementwise" for r in rep2.rows)
 
 

@@ -79,7 +79,8 @@ POINTWISE = {
     "logical_and": 1, "logical_not": 1, "bitwise_and": 1, "bitwise_not": 1, "floor_divide": 1, "remainder": 1,
     "gelu_backward": 10, "silu_backward": 6, "sigmoid_backward": 2, "tanh_backward": 2, "mul_backward": 1,
     "native_dropout": 2, "native_dropout_backward": 2, "dropout": 2, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
-    "zeros": 0, "ones": 0, "full": 0, "arange": 1, "fill": 0, "index_copy": 0, "index_put": 0,
+    "zeros": 0, "ones": 0, "full": 0, "fill": 0, "index_copy": 0, "index_put": 0,
+    "mse_loss": 2,  # (x - y)^2 into a loss tensor; the mean or sum is a child op's reduction
 }
 # bytes per element of a second output the op writes beside its result (native_dropout's keep
 # mask, a bool tensor; a chrome trace records no output shapes, so it is counted from the op name)

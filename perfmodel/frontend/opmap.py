@@ -13,8 +13,10 @@ metadata, allocation).
 
 from __future__ import annotations
 
+import math
+
 from perfmodel import dtypes
-from perfmodel.frontend import vision_ops
+from perfmodel.frontend import random_ops, vision_ops
 from perfmodel.frontend.op_record import NO_KERNEL, OpRecord, arg, bytes_of, dtype_of, numel, tensors
 from perfmodel.frontend.op_tables import (
     ATTENTION_OPS,
@@ -136,16 +138,19 @@ def _foreach(rec: OpRecord, name: str, dtype: str) -> dict | str:
     _foreach_addcmul_ ...): its pointwise op over every element of its tensor lists, as one
     stream reading each list once and writing one (PyTorch's multi_tensor_apply packs the
     lists into few launches); lists recorded without their shapes have no case."""
-    base = name[len("_foreach_"):].rstrip("_")
+    op = name[len("_foreach_"):]
+    base = next((b for b in (op.rstrip("_"), op, op.rstrip("_") + "_") if b in POINTWISE), None)
     lists = [x for x in rec.inputs if isinstance(x, list)]
-    if base not in POINTWISE:
+    if base is None:
         return f"{rec.op}: no kernel model ({rec.shapes_text()})"
     if not lists or not lists[0] or not all(isinstance(t, tuple) for t in lists[0]):
         return f"{rec.op}: tensor lists recorded without their shapes"
     n = sum(numel(t) for t in lists[0])
     if n == 0:
         return None
-    return {"kernel": "elementwise", "n": int(n), "reads": float(len(lists)), "writes": 1, "flops_per_element": POINTWISE[base]}
+    # self is overwritten, not read, by a copy (which reads its source list) and a fill
+    reads = 0.0 if base in WRITE_ONLY_OPS else float(len(lists)) - (1.0 if base == "copy_" else 0.0)
+    return {"kernel": "elementwise", "n": int(n), "reads": reads, "writes": 1, "flops_per_element": POINTWISE[base]}
 
 
 def _collective(rec: OpRecord) -> dict | str:
@@ -323,6 +328,61 @@ def _scatter(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | No
     elem = bytes_of(None, dtype)
     reads = sum(numel(s) * bytes_of(d, dtype) for s, d in args) + (n * elem if accumulate else 0.0)
     return _elementwise(rec, dtype, 1 if accumulate else 0, out_shape=(n,), reads_bytes=reads)
+
+
+def _random(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
+    return random_ops.random_case(rec, name, ts, dtype, _elementwise)
+
+
+# torch.dtype codes (c10::ScalarType) as a trace records an arange's dtype argument
+_SCALAR_TYPE_CODES = {3: "int32", 4: "int64", 5: "fp16", 6: "fp32", 7: "fp64", 15: "bf16"}
+
+
+def _arange(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
+    """``arange`` writes its values (one multiply-add of the index each). The tracer records the
+    output; a chrome trace only the scalars, by overload: (end, dtype, layout, device,
+    pin_memory), (start, end, dtype, ...) or (start, end, step, dtype, ...), the dtype as its
+    ScalarType code (4: int64) or absent (int64 when the bounds are whole numbers, as torch
+    infers it); the out variants (end, out) and (start, end, step, out), which launch the
+    kernel, take the out tensor's type."""
+    if rec.outputs and isinstance(rec.outputs[0], tuple):
+        return _elementwise(rec, dtype, 2, reads_bytes=0.0)
+    values = list(rec.scalars)
+    out_spelling = None
+    if rec.inputs and isinstance(rec.inputs[-1], tuple):  # the out variants: (end, out), (start, end, step, out)
+        out_spelling, values = rec.dtypes[-1] if rec.dtypes else None, values[:-1] + [None]
+        bounds = {2: (None, 0, None, 1), 4: (0, 1, 2, 3)}.get(len(values))
+    else:
+        bounds = {5: (None, 0, None, 1), 6: (0, 1, None, 2), 7: (0, 1, 2, 3)}.get(len(values))
+    if bounds is None:
+        return f"{rec.op}: arguments not understood ({len(values)} of them)"
+    at_start, at_end, at_step, at_dtype = bounds
+    start = values[at_start] if at_start is not None else 0
+    end, step = values[at_end], values[at_step] if at_step is not None else 1
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (start, end, step)) or step == 0:
+        return f"{rec.op}: bounds not recorded"
+    n = max(0, math.ceil((end - start) / step))
+    if n == 0:
+        return None
+    code = values[at_dtype]
+    out = _SCALAR_TYPE_CODES.get(code) if isinstance(code, int) and not isinstance(code, bool) else None
+    if out is None and out_spelling:
+        out = dtype_of(OpRecord(op=rec.op, dtypes=[out_spelling]), dtype)
+    if out is None:
+        out = "int64" if all(isinstance(v, int) for v in (start, end, step)) else dtype
+    return {"kernel": "elementwise", "n": n, "reads": 0.0, "writes": 1.0, "flops_per_element": 2, "dtype": out}
+
+
+def _mse_loss_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
+    """``mse_loss_backward(grad_output, input, target, reduction[, grad_input])``: reads the
+    three (grad_output a scalar under a mean or sum reduction), writes the input's gradient,
+    2 (x - y) grad / n: a subtract and two multiplies. The out variant's grad_input is written,
+    not read."""
+    if len(ts) < 3:
+        return f"{rec.op}: argument shapes not understood ({rec.shapes_text()})"
+    spelled = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
+    reads = sum(numel(s) * bytes_of(d, dtype) for s, d in zip(ts[:3], spelled[:3], strict=False))
+    return _elementwise(rec, dtype, 3, out_shape=ts[1], reads_bytes=reads)
 
 
 def _reduce(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
@@ -620,6 +680,8 @@ def _rule_table() -> dict:
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce), (("cumsum", "cumsum_", "cumprod"), _scan),
         (tuple(SCATTER_OPS), _scatter),
         *vision_ops.RULES,
+        (tuple(random_ops.DISTRIBUTION), _random),
+        (("arange",), _arange), (("mse_loss_backward",), _mse_loss_backward),
     ]
     table: dict = {}
     for names, fn in groups:

@@ -25,8 +25,10 @@ WG = 256
         Param("flops_per_element", float, 1, minimum=0, help="VALU FLOPs per element (FMA = 2); with an integer dtype, "
               "integer adds/logic/shifts per element (timed at the integer rate, reported as iops; an int64 one is two 32-bit ops)"),
         Param("sfu_per_element", float, 0, minimum=0, help="transcendental ops per element (exp2, log2, rcp, sqrt)"),
-        Param("int_muls_per_element", float, 0, minimum=0, help="integer multiplies per element (integer dtypes; "
-              "quarter rate on MI100 and RDNA; an int64 one is four 32-bit multiplies and two adds)"),
+        Param("int_muls_per_element", float, 0, minimum=0, help="32-bit integer multiplies per element, on any dtype "
+              "(quarter rate on MI100 and RDNA; with int64, an int64 multiply: four 32-bit multiplies and two adds)"),
+        Param("int_ops_per_element", float, 0, minimum=0, help="32-bit integer adds/logic/shifts per element beside the "
+              "FLOPs (a float kernel's random-number or index arithmetic); on AMD they share the VALU with the FLOPs"),
     ],
     doc="elementwise map: n elements, `reads` input and `writes` output arrays",
     default_dtype="fp16",
@@ -37,9 +39,8 @@ def elementwise(p: dict, arch, dtype: str) -> Work:
     s = dtypes.size(dtype)
     w = Work()
     muls = np.asarray(p.get("int_muls_per_element", 0.0), dtype=float)
-    sc.add_valu_ops(w, arch, dtype, fpe * n, muls * n)
-    if not dtypes.is_integer(dtype):
-        w.note(f"int_muls_per_element not timed: {dtype} is not an integer type", muls > 0)
+    iops = np.asarray(p.get("int_ops_per_element", 0.0), dtype=float)
+    sc.add_valu_ops(w, arch, dtype, fpe * n, muls * n, iops * n)
     if np.any(sfu > 0):
         w.add_flops("sfu", "fp32", sfu * n)
     read = reads * n * s
@@ -58,7 +59,7 @@ def helper_kernel(arch, dtype: str, where, n, reads, writes, flops=0.0) -> Work:
     launch. Meant for `Work.serial`."""
     k = elementwise(
         {"n": np.where(where, n, 0.0), "reads": reads, "writes": writes, "flops_per_element": flops, "sfu_per_element": 0.0,
-         "int_muls_per_element": 0.0},
+         "int_muls_per_element": 0.0, "int_ops_per_element": 0.0},
         arch,
         dtype,
     )

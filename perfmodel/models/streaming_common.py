@@ -27,22 +27,24 @@ def ceil_div(a, b):
     return np.ceil(np.asarray(a, dtype=float) / np.asarray(b, dtype=float))
 
 
-def add_valu_ops(w: Work, arch, dtype: str, ops, int_muls=0.0) -> None:
+def add_valu_ops(w: Work, arch, dtype: str, ops, int_muls=0.0, int_ops=0.0) -> None:
     """A streaming kernel's arithmetic on ``dtype``: ``ops`` FLOPs at its VALU type, or, for an
-    integer type, ``ops`` 32-bit integer adds/logic/shifts and ``int_muls`` 32-bit multiplies
-    (`Work.iops`, timed at the spec's integer rates; narrower integers are widened to 32-bit
-    lanes, packed 16-bit instructions are not assumed; a 64-bit op is its 32-bit instructions,
-    `dtypes.WIDE_OPS`)."""
+    integer type, ``ops`` 32-bit integer adds/logic/shifts (`Work.iops`, timed at the spec's
+    integer rates; narrower integers are widened to 32-bit lanes, packed 16-bit instructions are
+    not assumed; a 64-bit op is its 32-bit instructions, `dtypes.WIDE_OPS`). ``int_muls`` 32-bit
+    multiplies and ``int_ops`` more 32-bit adds/logic/shifts count on any type: a float kernel's
+    index or random-number arithmetic (Philox) is 32-bit integer work beside its FLOPs."""
     if dtypes.is_integer(dtype):
         wide = dtypes.WIDE_OPS.get(dtype)
         if wide:
             ops, int_muls = (ops * wide["add"] + int_muls * wide["mul_adds"], int_muls * wide["mul"])
-        if np.any(np.asarray(ops) > 0):
-            w.add_iops("valu", "int32", ops)
-        if np.any(np.asarray(int_muls) > 0):
-            w.add_iops("valu", "int32_mul", int_muls)
-        return
-    w.add_flops("valu", dtypes.valu_dtype(arch, dtype), ops)
+        int_ops = ops + int_ops
+    else:
+        w.add_flops("valu", dtypes.valu_dtype(arch, dtype), ops)
+    if np.any(np.asarray(int_ops) > 0):
+        w.add_iops("valu", "int32", int_ops)
+    if np.any(np.asarray(int_muls) > 0):
+        w.add_iops("valu", "int32_mul", int_muls)
 
 
 def acc_dtype(arch, dtype: str) -> str:
