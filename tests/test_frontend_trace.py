@@ -618,19 +618,19 @@ def test_avg_pool_and_upsample_ops_are_streams():
     assert none is None and "output size not recorded" in why
 
 
-def test_random_number_ops_carry_the_philox_work():
-    """normal_ writes self and reads nothing; its Philox4x32-10 work (10 multiplies and 10 XORs
-    per 32-bit number, plus the conversion) and Box-Muller's transcendentals come with it; a
-    double takes two numbers."""
+def test_random_number_ops_are_elementwise_draws():
+    """normal_ writes self and reads nothing, drawing each element from the normal distribution
+    (`elementwise random=normal`: Philox4x32-10 plus Box-Muller); bernoulli_ with a tensor of
+    probabilities reads it."""
     n = 5 * 128
     c, why = to_case(OpRecord(op="aten::normal_", inputs=[(5, 128), None, None, None], dtypes=["float", None, None, None],
                               scalars=[None, 0.0, 1.0, None]))
-    assert why is None and c == {"kernel": "elementwise", "n": n, "reads": 0.0, "writes": 1, "flops_per_element": 6.5,
-                                 "int_muls_per_element": 10.0, "int_ops_per_element": 11.0, "sfu_per_element": 2.0, "dtype": "fp32"}
+    assert why is None and c == {"kernel": "elementwise", "n": n, "reads": 0.0, "writes": 1, "flops_per_element": 0,
+                                 "random": "normal", "dtype": "fp32"}
     d, _ = to_case(OpRecord(op="aten::uniform_", inputs=[(n,), None, None, None], dtypes=["double", None, None, None]))
-    assert d["int_muls_per_element"] == 20.0 and "sfu_per_element" not in d and d["dtype"] == "fp64"
+    assert d["random"] == "uniform" and d["dtype"] == "fp64"
     p, _ = to_case(OpRecord(op="aten::bernoulli_", inputs=[(n,), (n,), None], dtypes=["float", "float", None]))
-    assert p["reads"] == 1.0 and p["writes"] == 1  # a tensor of probabilities is read
+    assert p["reads"] == 1.0 and p["writes"] == 1 and p["random"] == "bernoulli"  # a tensor of probabilities is read
     s, _ = to_case(OpRecord(op="aten::bernoulli_", inputs=[(n,), None, None], dtypes=["float", None, None], scalars=[None, 0.5, None]))
     assert s["reads"] == 0.0
 
@@ -639,8 +639,8 @@ def test_eval_mode_dropout_is_a_copy():
     x = [(1 << 20,), None, None]
     train, _ = to_case(OpRecord(op="aten::native_dropout", inputs=x, dtypes=["float", None, None], scalars=[None, 0.1, True]))
     evals, _ = to_case(OpRecord(op="aten::native_dropout", inputs=x, dtypes=["float", None, None], scalars=[None, 0.1, False]))
-    assert train["int_muls_per_element"] == 10.0 and train["writes"] == 1.25  # fp32 output and its bool mask
-    assert "int_muls_per_element" not in evals and evals["flops_per_element"] == 0
+    assert train["random"] == "dropout" and train["writes"] == 1.25  # fp32 output and its bool mask
+    assert "random" not in evals and evals["flops_per_element"] == 0
 
 
 def test_arange_counts_its_values_from_the_recorded_bounds():

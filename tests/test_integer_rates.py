@@ -220,6 +220,21 @@ def test_integer_work_of_a_float_kernel_is_timed_beside_its_flops():
     assert "compute:valu:int" not in q.terms_s and q.iops_by == {}
 
 
+def test_random_key_adds_the_generator_and_distribution_work():
+    """random=normal is the Philox4x32-10 and Box-Muller work per element (models.random_numbers),
+    the same as spelling it out; a double draws two 32-bit numbers; integer types are refused."""
+    n = 1 << 24
+    (r,) = predict("elementwise", "mi300x", dtype="fp16", n=n, reads=0, flops_per_element=0, random="normal")
+    (k,) = predict("elementwise", "mi300x", dtype="fp16", n=n, reads=0, flops_per_element=6.5, sfu_per_element=2,
+                   int_muls_per_element=10, int_ops_per_element=11)
+    assert r.terms_s == k.terms_s and r.iops_by == {"valu:int32_mul": 10 * n, "valu:int32": 11 * n}
+    assert any("Philox4x32-10" in note for note in r.notes.split("; "))
+    (d,) = predict("elementwise", "mi300x", dtype="fp64", n=n, random="uniform")
+    assert d.iops_by["valu:int32_mul"] == 20 * n
+    with pytest.raises(Exception, match="random"):
+        predict("elementwise", "mi300x", dtype="int32", n=n, random="uniform")
+
+
 def _valu_only(arch, **keys):
     (r,) = predict("elementwise", arch, dtype="fp32", n=1 << 24, reads=0, writes=0, **keys)
     return r

@@ -465,7 +465,7 @@ def test_params_registered():
     assert list(get_model("stream").params) == ["op", "n"]
     assert get_model("stream").params["op"].choices == ("copy", "mul", "scale", "add", "triad", "dot")
     assert list(get_model("elementwise").params) == ["n", "reads", "writes", "flops_per_element", "sfu_per_element", "int_muls_per_element",
-                                                   "int_ops_per_element"]
+                                                   "int_ops_per_element", "random"]
     e = get_model("elementwise").params
     assert (e["reads"].default, e["writes"].default, e["flops_per_element"].default) == (1, 1, 1)
     assert list(get_model("reduction").params) == ["n", "partials"]

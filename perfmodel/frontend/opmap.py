@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from perfmodel import dtypes
-from perfmodel.frontend import random_ops, vision_ops
+from perfmodel.frontend import vision_ops
 from perfmodel.frontend.op_record import NO_KERNEL, OpRecord, arg, bytes_of, dtype_of, numel, tensors
 from perfmodel.frontend.op_tables import (
     ATTENTION_OPS,
@@ -330,8 +330,32 @@ def _scatter(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | No
     return _elementwise(rec, dtype, 1 if accumulate else 0, out_shape=(n,), reads_bytes=reads)
 
 
+# PyTorch's random-number ops -> the distribution they draw each element from
+# (`models.random_numbers`); bernoulli(p) reads its tensor of probabilities
+RANDOM_OPS = {"normal_": "normal", "uniform_": "uniform", "bernoulli_": "bernoulli", "bernoulli": "bernoulli",
+              "exponential_": "exponential", "native_dropout": "dropout"}
+
+
 def _random(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
-    return random_ops.random_case(rec, name, ts, dtype, _elementwise)
+    """An `elementwise` case with ``random=`` its distribution: in-place samplers write self and
+    read nothing, ``bernoulli_`` with a tensor of probabilities and ``bernoulli`` read it,
+    ``native_dropout`` reads its input and writes its output and its bool mask. An eval-mode
+    dropout (train false, or p = 0) draws nothing: a copy."""
+    if not ts:
+        return None
+    if name == "native_dropout":
+        if arg(rec, 2) is False or arg(rec, 1) == 0:
+            return _elementwise(rec, dtype, 0)
+        case = _elementwise(rec, dtype, 0)
+    elif name == "bernoulli":
+        case = _elementwise(rec, dtype, 0, out_shape=ts[0])
+    else:  # self is written; bernoulli_(self, p) reads a tensor p
+        spelled = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
+        reads = sum(numel(s) * bytes_of(d, dtype) for s, d in zip(ts[1:], spelled[1:], strict=False))
+        case = _elementwise(rec, dtype, 0, out_shape=ts[0], reads_bytes=reads)
+    if case is not None:
+        case["random"] = RANDOM_OPS[name]
+    return case
 
 
 # torch.dtype codes (c10::ScalarType) as a trace records an arange's dtype argument
@@ -680,7 +704,7 @@ def _rule_table() -> dict:
         (GATHER_OPS, _gather), (CAT_OPS, _copy_like), (REDUCE_OPS, _reduce), (("cumsum", "cumsum_", "cumprod"), _scan),
         (tuple(SCATTER_OPS), _scatter),
         *vision_ops.RULES,
-        (tuple(random_ops.DISTRIBUTION), _random),
+        (tuple(RANDOM_OPS), _random),
         (("arange",), _arange), (("mse_loss_backward",), _mse_loss_backward),
     ]
     table: dict = {}

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from perfmodel import dtypes
+from perfmodel.errors import InputError
+from perfmodel.models import random_numbers, traffic
 from perfmodel.models import streaming_common as sc
-from perfmodel.models import traffic
 from perfmodel.models.registry import REQUIRED, Param, floats, register
 from perfmodel.work import Launch, Work
 
@@ -29,6 +30,9 @@ WG = 256
               "(quarter rate on MI100 and RDNA; with int64, an int64 multiply: four 32-bit multiplies and two adds)"),
         Param("int_ops_per_element", float, 0, minimum=0, help="32-bit integer adds/logic/shifts per element beside the "
               "FLOPs (a float kernel's random-number or index arithmetic); on AMD they share the VALU with the FLOPs"),
+        Param("random", str, "none", choices=("none", *random_numbers.DISTRIBUTIONS), help="each element drawn by PyTorch's "
+              "Philox4x32-10 generator from this distribution (torch.rand/randn, bernoulli_, exponential_, a training "
+              "dropout): adds its integer, VALU and transcendental work to the keys above"),
     ],
     doc="elementwise map: n elements, `reads` input and `writes` output arrays",
     default_dtype="fp16",
@@ -40,6 +44,13 @@ def elementwise(p: dict, arch, dtype: str) -> Work:
     w = Work()
     muls = np.asarray(p.get("int_muls_per_element", 0.0), dtype=float)
     iops = np.asarray(p.get("int_ops_per_element", 0.0), dtype=float)
+    if p.get("random", "none") != "none":
+        if dtypes.is_integer(dtype):
+            raise InputError(f"expected a float dtype with random={p['random']} (randint's modulo has no model), got {dtype}", key="random")
+        r = random_numbers.cost(p["random"], dtype)
+        fpe, sfu, muls, iops = fpe + r["flops"], sfu + r["sfu"], muls + r["int_muls"], iops + r["int_ops"]
+        w.notes.append(f"random={p['random']}: Philox4x32-10 ({r['int_muls']:g} integer multiplies and {r['int_ops']:g} other"
+                       f" integer ops per element) and the distribution's {r['flops']:g} FLOPs, {r['sfu']:g} transcendentals")
     sc.add_valu_ops(w, arch, dtype, fpe * n, muls * n, iops * n)
     if np.any(sfu > 0):
         w.add_flops("sfu", "fp32", sfu * n)
@@ -59,7 +70,7 @@ def helper_kernel(arch, dtype: str, where, n, reads, writes, flops=0.0) -> Work:
     launch. Meant for `Work.serial`."""
     k = elementwise(
         {"n": np.where(where, n, 0.0), "reads": reads, "writes": writes, "flops_per_element": flops, "sfu_per_element": 0.0,
-         "int_muls_per_element": 0.0, "int_ops_per_element": 0.0},
+         "int_muls_per_element": 0.0, "int_ops_per_element": 0.0, "random": "none"},
         arch,
         dtype,
     )
