@@ -104,7 +104,7 @@ def test_rocprofv3_json_with_counters(tmp_path):
     assert fingerprint(tmp_path / "1_results.json.gz").timing.startswith("counter pass")
 
 
-def test_torch_trace_and_rpd_are_named_not_read():
+def test_torch_trace_and_rpd_are_named_and_sent_to_validate():
     fp = fingerprint(KINETO)
     assert (fp.format, fp.readable, fp.schema) == (CHROME, False, "1")
     assert fp.rocm_version == "HIP 7.2.53211" and fp.backend == "roctracer 4.1"
@@ -113,7 +113,7 @@ def test_torch_trace_and_rpd_are_named_not_read():
     assert old.rocm_version is None and old.devices == ["AMD Radeon Graphics"]
     rpd = fingerprint(RPD_CUT)
     assert (rpd.format, rpd.readable, rpd.schema) == (RPD, False, "2")
-    assert "rocpd_op: 40 GPU operations" in rpd.evidence and "does not read RPD" in rpd.advice
+    assert "rocpd_op: 40 GPU operations" in rpd.evidence and "perfmodel validate FILE --arch" in rpd.advice
 
 
 def test_unknown_file_is_one_error_line(tmp_path):

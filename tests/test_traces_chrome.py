@@ -108,6 +108,12 @@ def test_kernel_names():
     assert family("ncclDevKernel_Generic_1")[0] == "collective"
     assert family("rotary_embedding_kernel<c10::BFloat16, true>")[0] == "elementwise"
     assert family("mystery_kernel_42") == (None, "")
+    # the RPD fixture's vLLM fused norm: "Convert" in its return type is no convolution
+    fused = ("std::enable_if<(((8)>(0)))&&_typeConvert<c10::Half>::exists, void>::type "
+             "vllm::scaled_fused_add_rms_norm_kernel<c10::Half, 8>(c10::Float8_e4m3fnuz*, c10::Half*)")
+    assert family(fused)[0] == "rmsnorm"
+    assert family("MIOpenBatchNormFwdTrainSpatial")[0] == "batchnorm"  # not a convolution for its MIOpen prefix
+    assert family("naive_conv_fwd_nchw_half")[0] == "conv2d" and family("igemm_fwd_gtcx3_nhwc_bf16")[0] == "conv2d"
 
 
 def test_validate_cli_on_a_chrome_trace(tmp_path):
@@ -474,3 +480,44 @@ def test_a_kernel_without_a_time_is_one_error_line(tmp_path):
     r = CliRunner().invoke(cli, ["validate", str(_write(tmp_path, [bad]))])
     assert r.exit_code == 2 and "traceEvents[0]" in r.output and "dur: expected a non-negative number" in r.output
     assert len([ln for ln in r.output.splitlines() if ln.strip()]) == 1
+
+
+RPD = DATA / "mytrace_cut.rpd"
+
+
+def test_rpd_database_is_a_kernel_trace():
+    """rocmProfileData's vLLM FP8 capture (cut to 40 dispatches): kernels with names, durations and
+    geometry, no GPU name (so --arch is needed) and no shapes (family from the name only)."""
+    from perfmodel.traces.rpd import is_rpd, read_rpd
+
+    assert is_rpd(RPD) and not is_rpd(PREFILL)
+    tr = read_rpd(RPD)
+    assert len(tr.kernels) == 40 and tr.devices == [] and not tr.has_ops
+    assert all(k.dur_us > 0 for k in tr.kernels) and tr.kernels == sorted(tr.kernels, key=lambda k: k.ts)
+    first = tr.kernels[0]
+    assert "FillFunctor<int>" in first.name and first.dur_us == pytest.approx(3.408) and first.workitems == 256
+    gemm = next(k for k in tr.kernels if k.name.startswith("Cijk_"))  # hipExtModuleLaunchKernel: the grid is work-items
+    assert gemm.workitems == gemm.grid[0] * gemm.grid[1] * gemm.grid[2]
+    r = CliRunner().invoke(cli, ["validate", str(RPD)])
+    assert r.exit_code == 2 and "give --arch" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(cli, ["validate", str(RPD), "--arch", "mi300x", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["summary"]["gpu_time_us"] == pytest.approx(sum(k.dur_us for k in tr.kernels))
+    fams = {k["family"] for k in d["kernels"]}
+    assert {"gemm", "attention", "rmsnorm"} <= fams and "conv2d" not in fams
+
+
+def test_rpd_with_a_broken_dispatch_is_one_error_line(tmp_path):
+    import shutil
+    import sqlite3
+
+    bad = tmp_path / "bad.rpd"
+    shutil.copy(RPD, bad)
+    con = sqlite3.connect(bad)
+    con.execute("UPDATE rocpd_op SET \"end\" = start - 5 WHERE id = (SELECT MIN(id) FROM rocpd_op)")
+    con.commit()
+    con.close()
+    r = CliRunner().invoke(cli, ["validate", str(bad), "--arch", "mi300x"])
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert r.exit_code == 2 and len(lines) == 1 and "end >= start" in lines[0] and str(bad) in lines[0]

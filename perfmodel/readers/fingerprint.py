@@ -57,7 +57,9 @@ def fingerprint(path: str | Path) -> Fingerprint:
     if p.is_file():
         if _is_chrome(p):
             return _chrome(p)
-        if rocpd_sqlite.is_sqlite(p) and _is_rpd(p):
+        from perfmodel.traces.rpd import is_rpd
+
+        if rocpd_sqlite.is_sqlite(p) and is_rpd(p):
             return _rpd(p)
     fmt = formats.find(p)
     fp = Fingerprint(path=str(p), format=fmt.name, tool="unknown")
@@ -318,20 +320,8 @@ def _chrome(path: Path) -> Fingerprint:
     return fp
 
 
-def _is_rpd(path: Path) -> bool:
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        finally:
-            con.close()
-    except (sqlite3.Error, UnicodeDecodeError):
-        return False
-    return {"rocpd_op", "rocpd_api"} <= names and not any(n.startswith("rocpd_kernel_dispatch") for n in names)
-
-
 def _rpd(path: Path) -> Fingerprint:
-    fp = Fingerprint(path=str(path), format=RPD, tool="rocmProfileData (rpd_tracer)", readable=False)
+    fp = Fingerprint(path=str(path), format=RPD, tool="rocmProfileData (rpd_tracer)", readable=False)  # not a rocprof workload
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         meta = _metadata(con)
@@ -349,7 +339,8 @@ def _rpd(path: Path) -> Fingerprint:
         fp.evidence.append(f"rocpd_op: {ops} GPU operations")
     fp.timing = f"{COUNTER_FREE} (rocpd_op start/end)"
     fp.advice = (
-        "perfmodel does not read RPD databases (no counters, no agent table): record with rocprofv3"
-        " (--kernel-trace, --pmc) or export a torch.profiler trace"
+        "an RPD database is a kernel trace, not a rocprof workload: `perfmodel validate FILE --arch KEY` reports"
+        " its kernels by name and family (no GPU name, no shapes, no counters: give --arch, and a --cases"
+        " manifest to predict them; for counters record with rocprofv3 --pmc)"
     )
     return fp

@@ -1,5 +1,6 @@
 """Real profiler traces: torch.profiler chrome traces (``.json`` / ``.json.gz``) read, kernels
-joined to their aten ops, identified, predicted and compared, weighted by GPU time.
+joined to their aten ops, identified, predicted and compared, weighted by GPU time; rocprofv3
+kernel traces (JSON) and RPD databases give kernels without ops.
 
 The hook for `perfmodel validate` (and the readers' format table): `detect(path)` says whether a
 path is such a trace, `validate_trace(path, ...)` returns its report (`traces.report.TraceReport`).
@@ -9,13 +10,15 @@ from __future__ import annotations
 
 
 def detect(path) -> bool:
-    """A chrome trace, or a rocprofv3 JSON result without counter records (a kernel trace,
-    reported like a chrome trace). One with counter records is a rocprof workload: the readers
-    read its counters (`perfmodel.readers.rocprof_json`)."""
+    """A chrome trace, a rocprofv3 JSON result without counter records (a kernel trace,
+    reported like a chrome trace), or an RPD database (`traces.rpd`). A rocprofv3 JSON with
+    counter records is a rocprof workload: the readers read its counters
+    (`perfmodel.readers.rocprof_json`)."""
     from perfmodel.readers.rocprof_json import has_counter_records
     from perfmodel.traces.chrome import is_chrome_trace
+    from perfmodel.traces.rpd import is_rpd
 
-    return is_chrome_trace(path) and not has_counter_records(path)
+    return (is_chrome_trace(path) and not has_counter_records(path)) or is_rpd(path)
 
 
 def refuse_options(path, **options) -> None:

@@ -24,11 +24,13 @@ PATTERNS: list[tuple[str, re.Pattern]] = [
     ("gemm", re.compile(r"^Cijk_|_gemm|gemm_|xmma_gemm|cutlass.*gemm|^nvjet|Gemm|wvSplitK|LLGemm|hipblaslt|rocblas_gemm", re.I)),
     ("attention", re.compile(r"attn_fwd|attn_bwd|fmha|flash_fwd|flash_bwd|mha_|paged_attention|FmhaBatchPrefill|flash_attn|_attention_", re.I)),
     ("collective", re.compile(r"nccl|rccl|allreduce|all_reduce|cross_device_reduce", re.I)),
-    ("conv2d", re.compile(r"igemm_|conv|MIOpen|naive_conv|winograd|implicit_gemm", re.I)),
+    # the norms before the convolutions: MIOpen names its batch-norm kernels MIOpenBatchNorm...
     ("rmsnorm", re.compile(r"rms_?norm|rmsnorm", re.I)),
     ("batchnorm", re.compile(r"batch_?norm|BatchNorm", re.I)),
     ("layernorm", re.compile(r"layer_?norm|LayerNorm|RowwiseMoments|GroupNorm|group_norm|norm_kernel", re.I)),
     ("softmax", re.compile(r"softmax", re.I)),
+    # "conv" but not "Convert" (vLLM's `_typeConvert` in a norm kernel's return type)
+    ("conv2d", re.compile(r"igemm_|conv(?!ert)|MIOpen|naive_conv|winograd|implicit_gemm", re.I)),
     ("moe", re.compile(r"moe|topk_gating|fused_experts", re.I)),
     ("reduction", re.compile(r"reduce_kernel|triton_red_|triton_per_|reduction|_reduce|cub::|DeviceReduce", re.I)),
     ("transpose", re.compile(r"transpose", re.I)),

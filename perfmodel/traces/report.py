@@ -132,13 +132,20 @@ def _short(name: str) -> str:
     return short_name(name, 60)
 
 
+def read_trace(path) -> ChromeTrace:
+    """A chrome trace or rocprofv3 JSON (`traces.chrome`), or an RPD database (`traces.rpd`)."""
+    from perfmodel.traces.rpd import is_rpd, read_rpd
+
+    return read_rpd(path) if is_rpd(path) else read_chrome_trace(path)
+
+
 def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "bf16") -> TraceReport:
     """Read a chrome trace, identify its kernels, predict them on ``arch`` (default: the trace's)."""
     from perfmodel.arch import arch_keys
     from perfmodel.prediction import evaluate, normalize_all
     from perfmodel.record import rows as prediction_rows
 
-    tr = read_chrome_trace(path)
+    tr = read_trace(path)
     recorded, _ = recorded_archs(tr)
     arch, src = _trace_arch(tr, arch, path)
     other = bool(recorded) and arch in arch_keys() and arch not in recorded  # a known GPU the trace was not recorded on
