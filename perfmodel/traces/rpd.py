@@ -59,16 +59,21 @@ def read_rpd(path: str | Path) -> ChromeTrace:
     hipExtModuleLaunchKernel records its global size as the grid (`GLOBAL_SIZE_LAUNCHES`), so
     its work-items are the grid alone."""
     where = str(path)
+    kernels, gpus = [], set()
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            rows = con.execute(_KERNELS).fetchall()
+            _add_kernels(con.execute(_KERNELS), kernels, gpus, where)  # row by row: no copy of the whole table
         finally:
             con.close()
     except sqlite3.Error as e:
         raise InputError(f"cannot read the RPD kernel tables ({e}); expected rocpd_op, rocpd_api_ops, rocpd_kernelapi, rocpd_string",
                          where=where) from None
-    kernels, gpus = [], set()
+    notes = [f"kernels of {len(gpus)} GPUs (gpuId {', '.join(map(str, sorted(gpus)))}) reported together"] if len(gpus) > 1 else []
+    return ChromeTrace(path=where, kernels=kernels, ops={}, op_names={}, devices=[], notes=notes, has_ops=False, format=FORMAT)
+
+
+def _add_kernels(rows, kernels: list, gpus: set, where: str) -> None:
     for i, (gpu, start, end, gx, gy, gz, wx, wy, wz, name, api, api_id) in enumerate(rows):
         if not all(isinstance(v, int) for v in (start, end)) or end < start:
             raise InputError(f"kernel dispatch {i + 1} ({str(name)[:60]}): start/end expected as ns with end >= start,"
@@ -78,5 +83,3 @@ def read_rpd(path: str | Path) -> ChromeTrace:
         k.workitems = prod_dims(k.grid) * (1 if api in GLOBAL_SIZE_LAUNCHES else prod_dims(k.block))
         kernels.append(k)
         gpus.add(gpu)
-    notes = [f"kernels of {len(gpus)} GPUs (gpuId {', '.join(map(str, sorted(gpus)))}) reported together"] if len(gpus) > 1 else []
-    return ChromeTrace(path=where, kernels=kernels, ops={}, op_names={}, devices=[], notes=notes, has_ops=False, format=FORMAT)
