@@ -521,3 +521,17 @@ def test_rpd_with_a_broken_dispatch_is_one_error_line(tmp_path):
     r = CliRunner().invoke(cli, ["validate", str(bad), "--arch", "mi300x"])
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert r.exit_code == 2 and len(lines) == 1 and "end >= start" in lines[0] and str(bad) in lines[0]
+
+
+def test_rpd_of_several_gpus_says_so(tmp_path):
+    import shutil
+    import sqlite3
+
+    two = tmp_path / "two.rpd"
+    shutil.copy(RPD, two)
+    con = sqlite3.connect(two)
+    con.execute("UPDATE rocpd_op SET gpuId = 3 WHERE id IN (SELECT id FROM rocpd_op ORDER BY id LIMIT 5)")
+    con.commit()
+    con.close()
+    r = CliRunner().invoke(cli, ["validate", str(two), "--arch", "mi300x"])
+    assert r.exit_code == 0 and "note: kernels of 2 GPUs (gpuId 2, 3) reported together" in r.output

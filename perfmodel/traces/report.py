@@ -123,6 +123,8 @@ class TraceReport:
         }
         if self.recorded_on is not None:
             out["recorded_on"] = self.recorded_on
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -176,7 +178,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
             identified += g["measured_total_us"]
     rows.sort(key=lambda r: -r["measured_total_us"])
     rep = TraceReport(path=str(path), arch=arch, arch_source=src, rows=rows, gpu_time_us=total, identified_us=identified,
-                      named_us=k.named_us, reasons=k.reasons, recorded_on=recorded[0] if other else None)
+                      named_us=k.named_us, reasons=k.reasons, recorded_on=recorded[0] if other else None, notes=list(tr.notes))
     return rep
 
 
@@ -412,6 +414,8 @@ def render_trace_report(rep: TraceReport, fmt: str = "table", top: int | None = 
     band = in_band_line(rep.rows, "measured_total_us", "likely_us")
     if band:
         head += band + "\n"
+    for n in rep.notes:
+        head += f"note: {n}\n"
     if rep.recorded_on:
         head += (f"note: recorded on {rep.recorded_on}, predicted on {rep.arch}: efficiency, achieved_of_limit and the band "
                  "comparison would compare two GPUs and are left out\n")
