@@ -55,7 +55,7 @@ def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, eng
                   plot, fmt, output) -> None:
     """Predict one step of a transformer on one rank: every op, per layer, and the totals.
 
-    MODEL is a built-in name (llama3-8b, llama3-70b, mixtral-8x7b, deepseek-v3, qwen2.5-7b,
+    MODEL is a built-in name (llama3-8b, llama3-70b, mixtral-8x7b, deepseek-v3, qwen2.5-7b, qwen3-8b,
     gpt-oss-20b, gpt-oss-120b) or a Hugging Face config.json. Traced on the meta device (torch
     needed: pip install 'perfmodel[torch]').
 

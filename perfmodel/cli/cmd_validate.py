@@ -53,6 +53,14 @@ IMAGE_SUFFIXES = (".png", ".svg", ".pdf")  # a trace's chart (`plot_trace`)
     is_flag=True,
     help="Several workloads: report every valid one; one error line per bad one (exit status 2 if any).",
 )
+@click.option("--model", "model", default=None,
+              help="Trace with graph-replayed decode steps (vLLM, SGLang): the model they ran, a built-in name or a "
+                   "config.json; its decode step is paired with each replay's kernels by family and order.")
+@click.option("--batch", "batch", type=click.IntRange(min=1), default=None, help="With --model: sequences in the decode batch.")
+@click.option("--kv-len", "kv_len", type=click.IntRange(min=0), default=None, help="With --model: cached tokens per sequence.")
+@click.option("--tp", "tp", type=click.IntRange(min=1), default=None, help="With --model: tensor-parallel ranks.  [default: 1]")
+@click.option("--engine", "engine", type=click.Choice(["vllm", "eager"]), default=None,
+              help="With --model: the op set of the step (as for perfmodel model).  [default: vllm]")
 @format_option
 @output_option
 @click.pass_context
@@ -68,6 +76,11 @@ def validate_command(
     top,
     jobs,
     keep_going,
+    model,
+    batch,
+    kv_len,
+    tp,
+    engine,
     report,
     fmt,
     output,
@@ -93,6 +106,10 @@ def validate_command(
     workload, then the merged one. Output is in input order whatever --jobs is. A bad workload
     stops everything (one error line each, exit 2, no file written) unless --keep-going.
     Details: docs/usage.md, "Several workloads".
+
+    A torch.profiler trace, rocprofv3 kernel trace or RPD database is reported by GPU time per
+    kernel instead. A serving engine's graph-replayed decode steps carry no shapes: name what
+    ran with --model, --batch and --kv-len (docs/models-whole.md).
     """
     import math
 
@@ -126,12 +143,15 @@ def validate_command(
     from perfmodel.validate.many import holds_ranks
 
     if len(workloads) > 1 or holds_ranks(workloads[0]):
+        if model:
+            raise InputError("one trace at a time", key="--model")
         _validate_many(list(workloads), options, jobs, keep_going, targets, fmt_for)
         return
     workload = workloads[0]
+    step = _model_step(model, batch, kv_len, tp, engine)
     if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
         traces.refuse_options(workload, **{"--per-dispatch": per_dispatch, "--sclk": sclk, "--cus": cus, "--kernel": kernel_filter})
-        rep = traces.validate_trace(workload, arch=arch, manifest=manifest)
+        rep = traces.validate_trace(workload, arch=arch, manifest=manifest, step=step)
         for target in targets:
             if target in images:  # the chart: time per kernel family, measured and predicted
                 from perfmodel.plots.api import plot_trace
@@ -145,6 +165,8 @@ def validate_command(
             if target and fmt_for(target) in ("table", "md"):
                 click.echo(f"report written to {target} ({len(rep.rows)} rows)", err=True)
         return
+    if step is not None:
+        raise InputError("only for a trace with graph-replayed steps (a torch.profiler trace), not a rocprof workload", key="--model")
     if per_dispatch and not top and all(targets) and all(fmt_for(t) in ("json", "jsonl", "csv") for t in targets):
         from perfmodel.validate.stream import validate_to_files
 
@@ -184,3 +206,19 @@ def _validate_many(
             click.echo(f"note: {n}", err=True)
     if vs.errors:
         raise InputErrors([InputError(e) for e in vs.errors])
+
+
+def _model_step(model, batch, kv_len, tp, engine) -> dict | None:
+    """The --model step as `frontend.analysis.step_cases` keywords; its options without --model
+    are one error line."""
+    from perfmodel.errors import InputError
+
+    given = {"--batch": batch, "--kv-len": kv_len, "--tp": tp, "--engine": engine}
+    if model is None:
+        stray = [k for k, v in given.items() if v is not None]
+        if stray:
+            raise InputError("only with --model (the model a trace's graph replays ran)", key=stray[0])
+        return None
+    if batch is None or kv_len is None:
+        raise InputError("expected --batch and --kv-len with --model (the decode step the replays ran)", key="--batch" if batch is None else "--kv-len")
+    return {"model": model, "batch": batch, "kv_len": kv_len, "tp": tp or 1, "engine": engine or "vllm"}

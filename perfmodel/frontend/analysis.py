@@ -158,23 +158,12 @@ def quantize_linear(case: dict, module: str, linears: tuple[str, str]) -> None:
         case["dtype"], case["scaling"] = linears
 
 
-def analyze_records(
-    records: list[OpRecord], arch="mi300x", dtype: str | None = None, fused: bool = False, meta: dict | None = None,
-    warm: bool = False, linears: tuple[str, str] | None = None,
-) -> ModelAnalysis:
-    """Map ops to cases, predict each distinct case once per arch, and assemble the rows.
-
-    ``dtype``: every floating-point op is modelled in it (as if the module ran in that dtype);
-    None keeps the dtypes the trace recorded (bf16 where a record has none). ``linears``: the
-    (dtype, scaling) of a quantized checkpoint's linear layers and experts (`quantize_linear`)."""
-    from perfmodel.models.traffic import writes_charged
-    from perfmodel.prediction import evaluate, normalize_all
-    from perfmodel.record import rows as prediction_rows
-
-    archs = [arch] if isinstance(arch, str) else list(arch)
+def cases_of(records: list[OpRecord], dtype: str | None = None, linears: tuple[str, str] | None = None):
+    """(records with a case, their cases, the ops without a model, the no-kernel ops counted by
+    name): the op -> case step of `analyze_records`, with its ``dtype`` and ``linears`` rules."""
     default = dtype or "bf16"  # for records without a dtype (chrome-trace scalars, custom ops)
     kept: list[OpRecord] = []
-    cases: list[dict | None] = []
+    cases: list[dict] = []
     unsupported: list[dict] = []
     no_kernel: dict[str, int] = {}
     for r in records:
@@ -193,6 +182,24 @@ def analyze_records(
             quantize_linear(case, r.module, linears)
         kept.append(r)
         cases.append(case)
+    return kept, cases, unsupported, no_kernel
+
+
+def analyze_records(
+    records: list[OpRecord], arch="mi300x", dtype: str | None = None, fused: bool = False, meta: dict | None = None,
+    warm: bool = False, linears: tuple[str, str] | None = None,
+) -> ModelAnalysis:
+    """Map ops to cases, predict each distinct case once per arch, and assemble the rows.
+
+    ``dtype``: every floating-point op is modelled in it (as if the module ran in that dtype);
+    None keeps the dtypes the trace recorded (bf16 where a record has none). ``linears``: the
+    (dtype, scaling) of a quantized checkpoint's linear layers and experts (`quantize_linear`)."""
+    from perfmodel.models.traffic import writes_charged
+    from perfmodel.prediction import evaluate, normalize_all
+    from perfmodel.record import rows as prediction_rows
+
+    archs = [arch] if isinstance(arch, str) else list(arch)
+    kept, cases, unsupported, no_kernel = cases_of(records, dtype, linears)
     if fused:
         kept, cases = fuse_elementwise(kept, cases)
     # distinct cases, predicted once per arch
@@ -247,17 +254,9 @@ def analyze_model(
     engine: str = "vllm",
 ) -> ModelAnalysis:
     """A built-in model name or config.json, one step of one rank (see `frontend.llm`)."""
-    from perfmodel.frontend.config import load_config
-    from perfmodel.frontend.llm import Step, build, stream_bytes
-    from perfmodel.frontend.trace import trace
+    from perfmodel.frontend.llm import stream_bytes
 
-    cfg = load_config(model)
-    if phase == "prefill" and tokens < 1:
-        tokens = 1
-    step = Step(phase=phase, batch=batch, tokens=tokens if phase == "prefill" else 1, kv_len=kv_len, tp=tp, ep=ep, paged=paged, block_size=block_size,
-                engine=engine)
-    module, inputs = build(cfg, step, dtype)
-    records = trace(module, *inputs)
+    cfg, step, records = _model_step(model, phase, batch, tokens, kv_len, tp, ep, dtype, paged, block_size, engine)
     dt = dtype or cfg.dtype
     meta = {"model": cfg.name, "source": cfg.source, "phase": phase, "batch": batch, "tokens": step.new_tokens, "kv_len": kv_len,
             "tp": tp, "ep": ep, "dtype": dt, "fused": fused, "paged": paged, "engine": engine}
@@ -269,3 +268,30 @@ def analyze_model(
         meta["stream_bytes"] = stream_bytes(cfg, step, dt, linears)
     meta["resident_bytes"] = stream_bytes(cfg, step, dt, linears, resident=True)
     return analyze_records(records, arch, dt, fused, meta=meta, linears=linears)
+
+
+def _model_step(model: str, phase: str, batch: int, tokens: int, kv_len: int, tp: int, ep: int, dtype: str | None,
+                paged: bool, block_size: int, engine: str):
+    """(config, step, the traced op records) of one step of one rank of ``model``."""
+    from perfmodel.frontend.config import load_config
+    from perfmodel.frontend.llm import Step, build
+    from perfmodel.frontend.trace import trace
+
+    cfg = load_config(model)
+    if phase == "prefill" and tokens < 1:
+        tokens = 1
+    step = Step(phase=phase, batch=batch, tokens=tokens if phase == "prefill" else 1, kv_len=kv_len, tp=tp, ep=ep, paged=paged,
+                block_size=block_size, engine=engine)
+    module, inputs = build(cfg, step, dtype)
+    return cfg, step, trace(module, *inputs)
+
+
+def step_cases(model: str, batch: int = 1, kv_len: int = 0, tp: int = 1, engine: str = "vllm", dtype: str | None = None,
+               paged: bool = False, block_size: int = 16) -> list[dict]:
+    """The kernels one decode step of ``model`` runs, in order: ``{"module", "op", "case"}`` each
+    (the op -> case rules of `analyze_model`, nothing predicted): what a graph-replayed decode
+    step of a trace is matched against (`traces.graph_steps`)."""
+    cfg, _, records = _model_step(model, "decode", batch, 1, kv_len, tp, 1, dtype, paged, block_size, engine)
+    linears = (cfg.linear_dtype, cfg.linear_scaling) if cfg.linear_dtype and dtype is None else None
+    kept, cases, _, _ = cases_of(records, dtype or cfg.dtype, linears)
+    return [{"module": r.module, "op": r.op, "case": c} for r, c in zip(kept, cases, strict=True)]

@@ -32,8 +32,8 @@ def refuse_options(path, **options) -> None:
         raise InputError(f"only for rocprof workloads, not a torch.profiler trace{also}", where=str(path), key=given[0])
 
 
-def validate_trace(path, arch=None, manifest=None, dtype="bf16"):
+def validate_trace(path, arch=None, manifest=None, dtype="bf16", step=None):
     from perfmodel.traces.report import validate_trace as _v
 
-    return _v(path, arch=arch, manifest=manifest, dtype=dtype)
+    return _v(path, arch=arch, manifest=manifest, dtype=dtype, step=step)
 

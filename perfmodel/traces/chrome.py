@@ -47,6 +47,9 @@ class Kernel:
 # `params.gridDimX` for hipModuleLaunchKernel). hipBLASLt/Tensile launch this way: MT256x192 on
 # 15360 x 6144 in the TraceLens SGLang trace records grid 491520 with block 256, i.e. its 1920 tiles.
 GLOBAL_SIZE_LAUNCHES = ("hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel")
+# the runtime calls that replay a captured HIP/CUDA graph: its kernels carry the call's
+# correlation id and no External id (one replay = one serving engine's decode step)
+GRAPH_LAUNCHES = ("hipGraphLaunch", "cudaGraphLaunch", "cudaGraphLaunch_v10000")
 
 
 def prod_dims(t) -> int:
@@ -67,6 +70,7 @@ class ChromeTrace:
     notes: list[str] = field(default_factory=list)
     has_ops: bool = True  # False: a kernel-only trace (rocprofv3 JSON, a GPU-only capture)
     format: str = "torch.profiler chrome trace"
+    graph_launches: set = field(default_factory=set)  # correlation ids of graph replays (`GRAPH_LAUNCHES`)
 
     @property
     def gpu_time_us(self) -> float:
@@ -276,7 +280,7 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
         path=where, kernels=kernels, ops={e: r for e, (_, r, _) in ops.items() if r is not None},
         op_names={e: n for e, (_, _, n) in ops.items()}, devices=devs if isinstance(devs, list) else [],
         meta={k: data.get(k) for k in ("record_shapes", "hip_runtime_version", "cuda_runtime_version") if k in data},
-        has_ops=has_ops,
+        has_ops=has_ops, graph_launches={c for c, api in launch_api.items() if api in GRAPH_LAUNCHES},
     )
 
 

@@ -34,7 +34,7 @@ PATTERNS: list[tuple[str, re.Pattern]] = [
     ("moe", re.compile(r"moe|topk_gating|fused_experts", re.I)),
     ("reduction", re.compile(r"reduce_kernel|triton_red_|triton_per_|reduction|_reduce|cub::|DeviceReduce", re.I)),
     ("transpose", re.compile(r"transpose", re.I)),
-    ("elementwise", re.compile(r"rotary|act_and_mul|reshape_and_cache|store_cache", re.I)),
+    ("elementwise", re.compile(r"rotary|act_and_mul|reshape_and_cache|store_cache|store_kvcache", re.I)),
     ("gather", re.compile(r"indexSelect|index_select|gather|embedding|index_elementwise|scatter", re.I)),
     ("elementwise", re.compile(r"elementwise|triton_poi_|vectorized|unrolled|CatArray|cat_|fill|copy|rotary|act_and_mul|silu|gelu|reshape_and_cache|pointwise|Memset", re.I)),
     ("gemm", re.compile(r"triton_tem_|mm_", re.I)),

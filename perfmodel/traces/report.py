@@ -141,8 +141,10 @@ def read_trace(path) -> ChromeTrace:
     return read_rpd(path) if is_rpd(path) else read_chrome_trace(path)
 
 
-def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "bf16") -> TraceReport:
-    """Read a chrome trace, identify its kernels, predict them on ``arch`` (default: the trace's)."""
+def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "bf16", step: dict | None = None) -> TraceReport:
+    """Read a chrome trace, identify its kernels, predict them on ``arch`` (default: the trace's).
+    ``step``: the model step its graph replays ran (`frontend.analysis.step_cases` keywords:
+    model, batch, kv_len, tp, engine), matched by `traces.graph_steps`."""
     from perfmodel.arch import arch_keys
     from perfmodel.prediction import evaluate, normalize_all
     from perfmodel.record import rows as prediction_rows
@@ -158,7 +160,18 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         from perfmodel.validate.identify import load_manifest
 
         man = load_manifest(manifest)
-    k = _group_kernels(tr, man, dtype, arch, pin=not other)
+    replays = None
+    notes = list(tr.notes)
+    if step is not None:
+        from perfmodel.frontend.analysis import step_cases
+        from perfmodel.traces.graph_steps import match_steps
+
+        replays = match_steps(tr, step_cases(**step))
+        matched = len(replays.cases)
+        what = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in step.items() if k != "model")
+        notes.append(f"--model {step['model']} ({what}): {replays.steps} graph replays, {matched} of their {replays.kernels}"
+                     " kernels paired by family and order with the model's decode step (traces/graph_steps.py)")
+    k = _group_kernels(tr, man, dtype, arch, pin=not other, replays=replays)
     preds = evaluate(normalize_all(k.cases, [arch])) if k.cases else []
     pred_rows = prediction_rows(preds)
     rows = []
@@ -178,7 +191,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
             identified += g["measured_total_us"]
     rows.sort(key=lambda r: -r["measured_total_us"])
     rep = TraceReport(path=str(path), arch=arch, arch_source=src, rows=rows, gpu_time_us=total, identified_us=identified,
-                      named_us=k.named_us, reasons=k.reasons, recorded_on=recorded[0] if other else None, notes=list(tr.notes))
+                      named_us=k.named_us, reasons=k.reasons, recorded_on=recorded[0] if other else None, notes=notes)
     return rep
 
 
@@ -218,7 +231,7 @@ def _case_problem(case: dict, arch: str, seen: dict) -> str | None:
     return seen[key]
 
 
-def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True) -> _Grouped:
+def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True, replays=None) -> _Grouped:
     """Each kernel's case (or why none), summed into its group.
 
     An op call that launches several kernels (MIOpen's convolution: layout transposes around
@@ -231,7 +244,8 @@ def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True) -> _Grouped
     where those are the recorded GPU's library's choices, not ones the other GPU would run."""
     out = _Grouped()
     found = []
-    call_kernels: dict[int, list[int]] = {}  # op call (External id) whose op has a case -> its kernels
+    call_kernels: dict[tuple, list[int]] = {}  # op call whose op has a case -> its kernels
+    call_of: dict[int, tuple] = {}  # kernel -> its op call (an External id, or a replay's matched op)
     seen: dict = {}
     blocks = _per_channel_blocks(tr) if pin else {}  # the recorded build's choice: not in a what-if
     for ki, k in enumerate(tr.kernels):
@@ -239,7 +253,15 @@ def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True) -> _Grouped
         if case is not None and case.get("layout") == "nchw" and k.ext_id in blocks:
             case = {**case, "block": blocks[k.ext_id]}  # the batch norm's workgroups, as launched
         if case is not None and k.ext_id is not None and op is not None:  # the op's own case, not a manifest's
-            call_kernels.setdefault(k.ext_id, []).append(ki)
+            call_of[ki] = ("op", k.ext_id)
+        if case is None and replays is not None:
+            if ki in replays.cases:
+                (case, op), why = replays.cases[ki], None
+                call_of[ki] = replays.calls[ki]
+            elif ki in replays.unmatched:
+                why = replays.unmatched[ki]
+        if ki in call_of:
+            call_kernels.setdefault(call_of[ki], []).append(ki)
         if case is None and man is not None:
             mc = _manifest_case(man, k, ki)
             if mc is not None:
@@ -250,7 +272,7 @@ def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True) -> _Grouped
     for ki, k in enumerate(tr.kernels):
         case, why, op = found[ki]
         dur, n = k.dur_us, 1
-        members = call_kernels.get(k.ext_id) if k.ext_id is not None else None
+        members = call_kernels.get(call_of[ki]) if ki in call_of else None
         if members and len(members) > 1 and ki in members:
             main = max(members, key=lambda i: tr.kernels[i].dur_us)
             if ki != main:

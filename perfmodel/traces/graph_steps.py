@@ -1,0 +1,86 @@
+"""Graph-replayed decode steps of a trace matched to a model's step (`perfmodel validate TRACE
+--model ...`).
+
+Serving engines (vLLM, SGLang) replay their decode step from a captured HIP/CUDA graph: its
+kernels carry the replay call's correlation id and no External id, so no op and no shapes. The
+user names the model and the step (batch, cached tokens, tensor parallelism); the model's step
+(`frontend.analysis.step_cases`) lists its kernels in order, and within each replay the trace's
+kernels of one family (from their names, `traces.names`) are paired with the model's kernels of
+that family in order: the i-th GEMM of the replay with the model's i-th GEMM (qkv, o, gate_up,
+down, ..., the LM head). Where a family has k times as many kernels as the model has ops (k <= 4:
+a paged decode attention and its reduction), each run of k consecutive kernels is one op call.
+Where the counts do not divide, the family is left unmatched with both counts: a pairing by
+order would then compare kernels with the wrong ops. Nothing is matched by duration.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from perfmodel.models.collectives import KINDS
+from perfmodel.traces.names import family
+
+MAX_KERNELS_PER_OP = 4
+_LAYER_INDEX = re.compile(r"(layers)\.\d+")
+
+
+@dataclass
+class StepMatch:
+    """Per kernel index of the trace: its case and label (the model op it was paired with), the
+    op call it belongs to, or why it was not matched; and how many replays were seen."""
+
+    cases: dict[int, tuple[dict, str]] = field(default_factory=dict)
+    calls: dict[int, tuple] = field(default_factory=dict)
+    unmatched: dict[int, str] = field(default_factory=dict)
+    steps: int = 0
+    kernels: int = 0
+
+
+def model_family(case: dict) -> str:
+    """A model kernel's family as the name rules spell it (collective kinds are `collective`)."""
+    k = case["kernel"]
+    return "collective" if k in KINDS else k
+
+
+def op_label(op: dict) -> str:
+    """``model: layers.*.mlp.gate_up_proj``: the model op, its layer index dropped so that the
+    layers' calls of one shape group together."""
+    module = _LAYER_INDEX.sub(r"\1.*", op["module"])
+    return f"model: {module or op['op']}"
+
+
+def match_steps(tr, ops: list[dict]) -> StepMatch:
+    """Pair the kernels of each graph replay of ``tr`` with ``ops`` (`step_cases`) by family and order."""
+    out = StepMatch()
+    replays: dict[object, list[int]] = {}
+    for i, k in enumerate(tr.kernels):
+        if k.ext_id is None and k.correlation is not None and k.correlation in tr.graph_launches:
+            replays.setdefault(k.correlation, []).append(i)
+    by_family: dict[str, list[dict]] = {}
+    for op in ops:
+        by_family.setdefault(model_family(op["case"]), []).append(op)
+    out.steps = len(replays)
+    for corr, idx in replays.items():
+        idx.sort(key=lambda i: tr.kernels[i].ts)
+        out.kernels += len(idx)
+        fams: dict[str | None, list[int]] = {}
+        for i in idx:
+            fams.setdefault(family(tr.kernels[i].name)[0], []).append(i)
+        for fam, ks in fams.items():
+            model_ops = by_family.get(fam, []) if fam is not None else []
+            n, m = len(ks), len(model_ops)
+            if fam is None:
+                why = "graph replay: kernel family unknown from its name"
+            elif m == 0 or n % m or n // m > MAX_KERNELS_PER_OP:
+                why = f"graph replay: {n} {fam} kernels in the step, the model's step has {m} {fam} ops"
+            else:
+                per = n // m
+                for j, op in enumerate(model_ops):
+                    for i in ks[j * per:(j + 1) * per]:
+                        out.cases[i] = (dict(op["case"]), op_label(op))
+                        out.calls[i] = ("replay", corr, fam, j)
+                continue
+            for i in ks:
+                out.unmatched[i] = why
+    return out

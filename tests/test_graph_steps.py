@@ -1,0 +1,89 @@
+"""validate --model: a serving engine's graph-replayed decode steps paired with the model's step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from perfmodel.cli.main import cli
+from perfmodel.traces.chrome import ChromeTrace, Kernel
+from perfmodel.traces.graph_steps import match_steps
+
+pytest.importorskip("torch")  # the model's step is traced on the meta device
+
+DATA = Path(__file__).resolve().parent / "data"
+DECODE = DATA / "traces" / "sglang_Qwen3-8B_decode.json.gz"
+# batch 32: the trace's eager argmax over the logits reads 4,861,952 = 32 x 151,936 values; the
+# cached length is not recorded, so 1024 is the test's choice (it moves only the attention)
+STEP = ["--model", "qwen3-8b", "--batch", "32", "--kv-len", "1024"]
+
+
+def _json(*args):
+    r = CliRunner().invoke(cli, ["validate", str(DECODE), *args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+def test_decode_replay_is_paired_with_the_model_step():
+    """The TraceLens SGLang Qwen3-8B decode trace: one hipGraphLaunch of 544 kernels. Its 145
+    hipBLASLt GEMMs pair with the model's 4 per layer and the LM head, in order (the gate_up
+    projection is the MT256x32x64 kernel, the largest per layer); the paged attention's two
+    kernels per layer are one call each; the elementwise kernels (5 per layer against the
+    model's 3) stay unmatched, with both counts."""
+    before = _json()
+    d = _json(*STEP)
+    assert before["summary"]["identified_share"] < 0.02 and d["summary"]["identified_share"] > 0.85
+    rows = d["kernels"]
+    gate_up = next(r for r in rows if r["op"] == "model: layers.*.mlp.gate_up_proj")
+    assert "MT256x32x64" in gate_up["kernel_name"] and gate_up["calls"] == 36
+    assert (gate_up["shape"]["m"], gate_up["shape"]["n"], gate_up["shape"]["k"]) == (32, 24576, 4096)
+    head = next(r for r in rows if r["op"] == "model: lm_head")
+    assert head["calls"] == 1 and head["shape"]["n"] == 151936
+    gemms = [r for r in rows if r["family"] == "gemm"]
+    assert sum(r["calls"] for r in gemms) == 145 and all(r["op"].startswith("model: ") for r in gemms)
+    attn = next(r for r in rows if r["op"] == "model: layers.*.self_attn")
+    assert attn["kernels_per_call"] == 2 and attn["calls"] == 36 and attn["shape"]["seq_kv"] == 1025
+    why = d["summary"]["not_identified"]
+    assert any("elementwise kernels in the step, the model's step has" in k for k in why)
+    assert any("1 graph replays, " in n for n in d["summary"]["notes"])
+
+
+def test_model_options_are_checked_in_one_line(tmp_path):
+    def run(*args):
+        r = CliRunner().invoke(cli, ["validate", *args])
+        lines = [ln for ln in r.output.splitlines() if ln.strip()]
+        assert r.exit_code == 2 and len(lines) == 1 and "Traceback" not in r.output, r.output
+        return lines[0]
+
+    assert "expected --batch and --kv-len with --model" in run(str(DECODE), "--model", "qwen3-8b", "--kv-len", "8")
+    assert "only with --model" in run(str(DECODE), "--batch", "32")
+    vcopy = DATA / "rocprof" / "rocprofiler-compute" / "tests_workloads_2024" / "vcopy" / "MI300X_A1"
+    assert "--model" in run(str(vcopy), *STEP)
+
+
+def _trace(names: list[str]) -> ChromeTrace:
+    ks = [Kernel(name=n, dur_us=1.0, ts=float(i), correlation=7) for i, n in enumerate(names)]
+    return ChromeTrace(path="t", kernels=ks, ops={}, op_names={}, graph_launches={7})
+
+
+def _op(kernel: str, module: str) -> dict:
+    return {"module": module, "op": "aten::x", "case": {"kernel": kernel}}
+
+
+def test_pairing_by_family_and_order_only_where_the_counts_divide():
+    ops = [_op("gemm", "layers.0.a"), _op("attention", "layers.0.attn"), _op("gemm", "layers.0.b"), _op("rmsnorm", "layers.0.n"),
+           _op("rmsnorm", "norm")]
+    tr = _trace(["Cijk_x", "paged_attention_qkv", "paged_attention_reduce", "Cijk_y", "rms_norm_1", "rms_norm_2", "rms_norm_3",
+                 "mystery"])
+    m = match_steps(tr, ops)
+    assert m.steps == 1 and m.kernels == 8
+    assert m.cases[0][1] == "model: layers.*.a" and m.cases[3][1] == "model: layers.*.b"
+    assert m.calls[1] == m.calls[2] and m.cases[1][1] == "model: layers.*.attn"  # a run of two kernels: one call
+    assert {4, 5, 6} <= set(m.unmatched) and "3 rmsnorm kernels in the step, the model's step has 2" in m.unmatched[4]
+    assert "family unknown" in m.unmatched[7]
+    eager = _trace(["Cijk_x"])
+    eager.kernels[0].ext_id = 3  # launched by an op: not part of a replay
+    assert match_steps(eager, ops).steps == 0
