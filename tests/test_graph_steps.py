@@ -87,3 +87,12 @@ def test_pairing_by_family_and_order_only_where_the_counts_divide():
     eager = _trace(["Cijk_x"])
     eager.kernels[0].ext_id = 3  # launched by an op: not part of a replay
     assert match_steps(eager, ops).steps == 0
+
+
+def test_python_api_takes_the_model_step():
+    import perfmodel
+
+    rep = perfmodel.validate(str(DECODE), model={"model": "qwen3-8b", "batch": 32, "kv_len": 1024})
+    assert rep.identified_share > 0.85
+    with pytest.raises(perfmodel.InputError, match="kv_len"):
+        perfmodel.validate(str(DECODE), model={"model": "qwen3-8b", "batch": 32})

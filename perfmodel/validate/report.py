@@ -102,18 +102,29 @@ def validate(
     cus: int | None = None,
     kernel_filter: str | None = None,
     top: int | None = None,
+    model: dict | None = None,
 ) -> Validation:
     """Read a workload, derive measurements, identify kernels, predict them and compare. A
-    torch.profiler chrome trace (or a rocprofv3 kernel-trace JSON) gives its `TraceReport`
-    instead, as `perfmodel validate TRACE` prints it."""
+    torch.profiler chrome trace (or a rocprofv3 kernel-trace JSON, or an RPD database) gives its
+    `TraceReport` instead, as `perfmodel validate TRACE` prints it; ``model`` names the decode
+    step its graph replays ran (``{"model": "qwen3-8b", "batch": 32, "kv_len": 1024}``, plus
+    ``tp`` and ``engine``), as ``--model`` does."""
     from perfmodel import traces
     from perfmodel.counters import derive_workload
+    from perfmodel.errors import InputError
 
     if traces.detect(path):
         traces.refuse_options(path, per_dispatch=per_dispatch, sclk_mhz=sclk_mhz, cus=cus, kernel_filter=kernel_filter)
-        rep = traces.validate_trace(path, arch=arch.key if isinstance(arch, Arch) else arch, manifest=manifest)
+        step = None
+        if model is not None:
+            step = {"tp": 1, "engine": "vllm", **model}
+            if not {"model", "batch", "kv_len"} <= set(step) or set(step) - {"model", "batch", "kv_len", "tp", "engine"}:
+                raise InputError("expected model=, batch=, kv_len= (and optionally tp=, engine=)", key="model")
+        rep = traces.validate_trace(path, arch=arch.key if isinstance(arch, Arch) else arch, manifest=manifest, step=step)
         rep.top = top or rep.top
         return rep
+    if model is not None:
+        raise InputError("only for a trace with graph-replayed steps, not a rocprof workload", where=str(path), key="model")
 
     man, wl, a, notes, ach, peak, flt, target = prepare(path, arch, manifest, sclk_mhz, cus, kernel_filter)
     rows: list[dict] = []
