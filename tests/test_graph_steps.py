@@ -96,3 +96,20 @@ def test_python_api_takes_the_model_step():
     assert rep.identified_share > 0.85
     with pytest.raises(perfmodel.InputError, match="kv_len"):
         perfmodel.validate(str(DECODE), model={"model": "qwen3-8b", "batch": 32})
+
+
+def test_without_pytorch_model_steps_are_one_error_line(monkeypatch):
+    """The core runs without torch; --model (like perfmodel model) then says how to install it."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    for args in (["validate", str(DECODE), *STEP], ["model", "qwen3-8b"]):
+        r = CliRunner().invoke(cli, args)
+        lines = [ln for ln in r.output.splitlines() if ln.strip()]
+        assert r.exit_code == 2 and len(lines) == 1 and "needs PyTorch: pip install 'perfmodel[torch]'" in lines[0], r.output
+
+
+def test_a_trace_without_replays_says_so():
+    r = CliRunner().invoke(cli, ["validate", str(DATA / "traces" / "torch_compile_triton.json.gz"), *STEP])
+    assert r.exit_code == 0 and "no graph replays in this trace" in r.output

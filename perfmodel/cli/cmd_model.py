@@ -64,12 +64,9 @@ def model_command(model, archs, phase, batch, tokens, kv_len, tp, ep, dtype, eng
     perfmodel model llama3-70b --tp 8 --phase prefill --tokens 2048 --arch mi300x,h100
     perfmodel model ./config.json --phase decode --batch 32 --kv-len 2048 --format json
     """
-    import importlib.util
+    from perfmodel.frontend import require_torch
 
-    from perfmodel.errors import InputError
-
-    if importlib.util.find_spec("torch") is None:
-        raise InputError("perfmodel model needs PyTorch: pip install 'perfmodel[torch]' (torch==2.13.0, CPU build)", key="torch")
+    require_torch("perfmodel model")
     from perfmodel.frontend.analysis import analyze_model
 
     arch_list = options.arch_list(archs)[0] or ["mi300x"]

@@ -19,3 +19,13 @@ def analyze_model(model: str, arch="mi300x", **kw):
     from perfmodel.frontend.analysis import analyze_model as _am
 
     return _am(model, arch, **kw)
+
+
+def require_torch(who: str) -> None:
+    """One error line where PyTorch, which the model builders trace with, is not installed."""
+    import importlib.util
+
+    from perfmodel.errors import InputError
+
+    if importlib.util.find_spec("torch") is None:
+        raise InputError(f"{who} needs PyTorch: pip install 'perfmodel[torch]' (torch==2.13.0, CPU build)", key="torch")

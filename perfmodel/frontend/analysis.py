@@ -291,6 +291,9 @@ def step_cases(model: str, batch: int = 1, kv_len: int = 0, tp: int = 1, engine:
     """The kernels one decode step of ``model`` runs, in order: ``{"module", "op", "case"}`` each
     (the op -> case rules of `analyze_model`, nothing predicted): what a graph-replayed decode
     step of a trace is matched against (`traces.graph_steps`)."""
+    from perfmodel.frontend import require_torch
+
+    require_torch("--model (the decode step of a trace's graph replays)")
     cfg, _, records = _model_step(model, "decode", batch, 1, kv_len, tp, 1, dtype, paged, block_size, engine)
     linears = (cfg.linear_dtype, cfg.linear_scaling) if cfg.linear_dtype and dtype is None else None
     kept, cases, _, _ = cases_of(records, dtype or cfg.dtype, linears)

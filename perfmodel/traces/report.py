@@ -169,8 +169,12 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         replays = match_steps(tr, step_cases(**step))
         matched = len(replays.cases)
         what = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in step.items() if k != "model")
-        notes.append(f"--model {step['model']} ({what}): {replays.steps} graph replays, {matched} of their {replays.kernels}"
-                     " kernels paired by family and order with the model's decode step (traces/graph_steps.py)")
+        if replays.steps:
+            notes.append(f"--model {step['model']} ({what}): {replays.steps} graph replays, {matched} of their {replays.kernels}"
+                         " kernels paired by family and order with the model's decode step (traces/graph_steps.py)")
+        else:
+            notes.append(f"--model {step['model']}: no graph replays in this trace (kernels of a hipGraphLaunch or"
+                         " cudaGraphLaunch call); nothing paired")
     k = _group_kernels(tr, man, dtype, arch, pin=not other, replays=replays)
     preds = evaluate(normalize_all(k.cases, [arch])) if k.cases else []
     pred_rows = prediction_rows(preds)
