@@ -508,30 +508,27 @@ def test_rpd_database_is_a_kernel_trace():
     assert {"gemm", "attention", "rmsnorm"} <= fams and "conv2d" not in fams
 
 
-def test_rpd_with_a_broken_dispatch_is_one_error_line(tmp_path):
-    import shutil
+def _edited_rpd(tmp_path, sql: str) -> Path:
+    """A copy of the RPD fixture with one SQL statement applied."""
     import sqlite3
 
-    bad = tmp_path / "bad.rpd"
-    shutil.copy(RPD, bad)
-    con = sqlite3.connect(bad)
-    con.execute("UPDATE rocpd_op SET \"end\" = start - 5 WHERE id = (SELECT MIN(id) FROM rocpd_op)")
+    out = tmp_path / "edited.rpd"
+    shutil.copy(RPD, out)
+    con = sqlite3.connect(out)
+    con.execute(sql)
     con.commit()
     con.close()
+    return out
+
+
+def test_rpd_with_a_broken_dispatch_is_one_error_line(tmp_path):
+    bad = _edited_rpd(tmp_path, "UPDATE rocpd_op SET \"end\" = start - 5 WHERE id = (SELECT MIN(id) FROM rocpd_op)")
     r = CliRunner().invoke(cli, ["validate", str(bad), "--arch", "mi300x"])
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert r.exit_code == 2 and len(lines) == 1 and "end >= start" in lines[0] and str(bad) in lines[0]
 
 
 def test_rpd_of_several_gpus_says_so(tmp_path):
-    import shutil
-    import sqlite3
-
-    two = tmp_path / "two.rpd"
-    shutil.copy(RPD, two)
-    con = sqlite3.connect(two)
-    con.execute("UPDATE rocpd_op SET gpuId = 3 WHERE id IN (SELECT id FROM rocpd_op ORDER BY id LIMIT 5)")
-    con.commit()
-    con.close()
+    two = _edited_rpd(tmp_path, "UPDATE rocpd_op SET gpuId = 3 WHERE id IN (SELECT id FROM rocpd_op ORDER BY id LIMIT 5)")
     r = CliRunner().invoke(cli, ["validate", str(two), "--arch", "mi300x"])
     assert r.exit_code == 0 and "note: kernels of 2 GPUs (gpuId 2, 3) reported together" in r.output
