@@ -79,7 +79,7 @@ def test_graph_replay_trace_says_why_it_is_not_identified():
     rep = validate_trace(GRAPH)
     assert rep.identified_share < 0.8
     reason, share = next(iter(rep.summary()["not_identified"].items()))
-    assert "no External id" in reason and share > 0.9
+    assert "graph replay" in reason and "--model" in reason and share > 0.9
     assert rep.named_share > 0.9  # the names still give the families
     fams = {r["family"] for r in rep.rows}
     assert {"gemm", "attention"} <= fams

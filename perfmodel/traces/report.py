@@ -346,6 +346,8 @@ def _kernel_case(tr, k, dtype: str) -> tuple[dict | None, str | None, str | None
     case, why, op = None, None, None
     if not tr.has_ops:
         why = f"{tr.format} without host ops: kernel names only, no shapes"
+    elif k.ext_id is None and k.correlation is not None and k.correlation in tr.graph_launches:
+        why = "graph replay (hipGraphLaunch/cudaGraphLaunch: no op, no shapes); name the step with --model, --batch, --kv-len"
     elif k.ext_id is None:
         why = "no External id: launched before the profiling window or replayed from a HIP/CUDA graph"
     elif k.ext_id not in tr.op_names:
