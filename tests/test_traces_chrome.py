@@ -532,3 +532,12 @@ def test_rpd_of_several_gpus_says_so(tmp_path):
     two = _edited_rpd(tmp_path, "UPDATE rocpd_op SET gpuId = 3 WHERE id IN (SELECT id FROM rocpd_op ORDER BY id LIMIT 5)")
     r = CliRunner().invoke(cli, ["validate", str(two), "--arch", "mi300x"])
     assert r.exit_code == 0 and "note: kernels of 2 GPUs (gpuId 2, 3) reported together" in r.output
+
+
+def test_rpd_kernels_take_a_manifest_case(tmp_path):
+    man = tmp_path / "m.yaml"
+    man.write_text('kernels:\n  - match: "scaled_rms_norm_kernel"\n    case: {kernel: rmsnorm, dtype: fp16, rows: "{workgroups}", cols: 8192}\n')
+    r = CliRunner().invoke(cli, ["validate", str(RPD), "--arch", "mi300x", "--cases", str(man), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    (row,) = [k for k in json.loads(r.output)["kernels"] if "scaled_rms_norm" in k["kernel_name"]]
+    assert row["predicted_us"] > 0 and row["shape"]["rows"] >= 1
