@@ -146,4 +146,4 @@ def test_doctor_answers_for_formats_it_does_not_read(path):
     r = json.loads(_doctor(path, "--format", "json"))
     assert r["readable"] is False and r["lacks"] and "dispatches" not in r
     t = _doctor(path)
-    assert "(not read by perfmodel's readers)" in t and "  lacks       " in t
+    assert "(not a rocprof workload: `perfmodel validate` reports it as a trace)" in t and "  lacks       " in t

@@ -103,7 +103,7 @@ def _rocm(version: str) -> str:
 def _text(r: dict) -> str:
     lines = [
         f"{r['path']}",
-        f"  format      {r['format']}" + ("" if r["readable"] else " (not read by perfmodel's readers)"),
+        f"  format      {r['format']}" + ("" if r["readable"] else " (not a rocprof workload: `perfmodel validate` reports it as a trace)"),
         f"  tool        {r['tool']}"
         + (f" (version {r['tool_version']})" if r["tool_version"] else "")
         + (_rocm(r["rocm_version"]) if r["rocm_version"] else ""),

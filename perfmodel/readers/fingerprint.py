@@ -3,9 +3,9 @@ backend under it, the schema, where the dispatch times come from, and the eviden
 
 `fingerprint(path)` looks at headers, metadata tables and file openings only (never the
 dispatches), so it is cheap on any size. The formats perfmodel reads are named as in
-`perfmodel.readers.formats.FORMATS`; two it does not read get a fingerprint too: torch.profiler
-chrome traces (`perfmodel validate` reports those as traces) and RPD databases
-(rocmProfileData's ``rpd_tracer``, an older SQLite schema than rocprofv3's rocpd).
+`perfmodel.readers.formats.FORMATS`; two that are not rocprof workloads get a fingerprint too:
+torch.profiler chrome traces and RPD databases (rocmProfileData's ``rpd_tracer``, an older
+SQLite schema than rocprofv3's rocpd), which `perfmodel validate` reports as traces.
 
 Timing sources (``timing``): ``counter-free`` (a kernel trace or timing pass without counters:
 the clean durations), ``counter pass`` (durations taken while counters were collected: counter
