@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from perfmodel.errors import InputError
 from perfmodel.tables import band_text, in_band_line, shape_text
 from perfmodel.traces.chrome import ChromeTrace, prod_dims, read_chrome_trace
+from perfmodel.traces.graph_steps import StepMatch
 from perfmodel.traces.names import MACRO_TILE, family
 
 ARCH_TOKENS = [
@@ -142,8 +143,8 @@ def read_trace(path) -> ChromeTrace:
 
 
 def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "bf16", step: dict | None = None) -> TraceReport:
-    """Read a chrome trace, identify its kernels, predict them on ``arch`` (default: the trace's).
-    ``step``: the model step its graph replays ran (`frontend.analysis.step_cases` keywords:
+    """Read a trace (`read_trace`), identify its kernels, predict them on ``arch`` (default: the
+    trace's). ``step``: the model step its graph replays ran (`frontend.analysis.step_cases` keywords:
     model, batch, kv_len, tp, engine), matched by `traces.graph_steps`."""
     from perfmodel.arch import arch_keys
     from perfmodel.prediction import evaluate, normalize_all
@@ -235,7 +236,7 @@ def _case_problem(case: dict, arch: str, seen: dict) -> str | None:
     return seen[key]
 
 
-def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True, replays=None) -> _Grouped:
+def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True, replays: StepMatch | None = None) -> _Grouped:
     """Each kernel's case (or why none), summed into its group.
 
     An op call that launches several kernels (MIOpen's convolution: layout transposes around
