@@ -56,8 +56,12 @@ IMAGE_SUFFIXES = (".png", ".svg", ".pdf")  # a trace's chart (`plot_trace`)
 @click.option("--model", "model", default=None,
               help="Trace with graph-replayed decode steps (vLLM, SGLang): the model they ran, a built-in name or a "
                    "config.json; its decode step is paired with each replay's kernels by family and order.")
-@click.option("--batch", "batch", type=click.IntRange(min=1), default=None, help="With --model: sequences in the decode batch.")
+@click.option("--batch", "batch", type=click.IntRange(min=1), default=None, help="With --model: sequences in the batch.")
 @click.option("--kv-len", "kv_len", type=click.IntRange(min=0), default=None, help="With --model: cached tokens per sequence.")
+@click.option("--phase", "phase", type=click.Choice(["decode", "prefill"]), default=None,
+              help="With --model: the step the replays ran.  [default: decode]")
+@click.option("--tokens", "tokens", type=click.IntRange(min=1), default=None,
+              help="With --model --phase prefill: prompt tokens per sequence.")
 @click.option("--tp", "tp", type=click.IntRange(min=1), default=None, help="With --model: tensor-parallel ranks.  [default: 1]")
 @click.option("--engine", "engine", type=click.Choice(["vllm", "eager"]), default=None,
               help="With --model: the op set of the step (as for perfmodel model).  [default: vllm]")
@@ -79,6 +83,8 @@ def validate_command(
     model,
     batch,
     kv_len,
+    phase,
+    tokens,
     tp,
     engine,
     report,
@@ -148,7 +154,7 @@ def validate_command(
         _validate_many(list(workloads), options, jobs, keep_going, targets, fmt_for)
         return
     workload = workloads[0]
-    step = _model_step(model, batch, kv_len, tp, engine)
+    step = _model_step(model, batch, kv_len, phase, tokens, tp, engine)
     if traces.detect(workload):  # a torch.profiler chrome trace (.json / .json.gz)
         traces.refuse_options(workload, **{"--per-dispatch": per_dispatch, "--sclk": sclk, "--cus": cus, "--kernel": kernel_filter})
         rep = traces.validate_trace(workload, arch=arch, manifest=manifest, step=step)
@@ -208,17 +214,22 @@ def _validate_many(
         raise InputErrors([InputError(e) for e in vs.errors])
 
 
-def _model_step(model, batch, kv_len, tp, engine) -> dict | None:
+def _model_step(model, batch, kv_len, phase, tokens, tp, engine) -> dict | None:
     """The --model step as `frontend.analysis.step_cases` keywords; its options without --model
     are one error line."""
     from perfmodel.errors import InputError
 
-    given = {"--batch": batch, "--kv-len": kv_len, "--tp": tp, "--engine": engine}
+    given = {"--batch": batch, "--kv-len": kv_len, "--phase": phase, "--tokens": tokens, "--tp": tp, "--engine": engine}
     if model is None:
         stray = [k for k, v in given.items() if v is not None]
         if stray:
             raise InputError("only with --model (the model a trace's graph replays ran)", key=stray[0])
         return None
     if batch is None or kv_len is None:
-        raise InputError("expected --batch and --kv-len with --model (the decode step the replays ran)", key="--batch" if batch is None else "--kv-len")
-    return {"model": model, "batch": batch, "kv_len": kv_len, "tp": tp or 1, "engine": engine or "vllm"}
+        raise InputError("expected --batch and --kv-len with --model (the step the replays ran)", key="--batch" if batch is None else "--kv-len")
+    if tokens is not None and phase != "prefill":
+        raise InputError("only with --phase prefill (a decode step runs one token per sequence)", key="--tokens")
+    step = {"model": model, "batch": batch, "kv_len": kv_len, "tp": tp or 1, "engine": engine or "vllm"}
+    if phase == "prefill":
+        step.update(phase="prefill", tokens=tokens or 1)
+    return step

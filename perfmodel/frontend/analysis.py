@@ -287,14 +287,14 @@ def _model_step(model: str, phase: str, batch: int, tokens: int, kv_len: int, tp
 
 
 def step_cases(model: str, batch: int = 1, kv_len: int = 0, tp: int = 1, engine: str = "vllm", dtype: str | None = None,
-               paged: bool = False, block_size: int = 16) -> list[dict]:
-    """The kernels one decode step of ``model`` runs, in order: ``{"module", "op", "case"}`` each
-    (the op -> case rules of `analyze_model`, nothing predicted): what a graph-replayed decode
-    step of a trace is matched against (`traces.graph_steps`)."""
+               paged: bool = False, block_size: int = 16, phase: str = "decode", tokens: int = 1) -> list[dict]:
+    """The kernels one step of ``model`` runs, in order: ``{"module", "op", "case"}`` each (the
+    op -> case rules of `analyze_model`, nothing predicted): what a graph-replayed step of a
+    trace is matched against (`traces.graph_steps`)."""
     from perfmodel.frontend import require_torch
 
-    require_torch("--model (the decode step of a trace's graph replays)")
-    cfg, _, records = _model_step(model, "decode", batch, 1, kv_len, tp, 1, dtype, paged, block_size, engine)
+    require_torch("--model (the step of a trace's graph replays)")
+    cfg, _, records = _model_step(model, phase, batch, tokens, kv_len, tp, 1, dtype, paged, block_size, engine)
     linears = (cfg.linear_dtype, cfg.linear_scaling) if cfg.linear_dtype and dtype is None else None
     kept, cases, _, _ = cases_of(records, dtype or cfg.dtype, linears)
     return [{"module": r.module, "op": r.op, "case": c} for r, c in zip(kept, cases, strict=True)]

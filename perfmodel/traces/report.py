@@ -172,7 +172,7 @@ def validate_trace(path, arch: str | None = None, manifest=None, dtype: str = "b
         what = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in step.items() if k != "model")
         if replays.steps:
             notes.append(f"--model {step['model']} ({what}): {replays.steps} graph replays, {matched} of their {replays.kernels}"
-                         " kernels paired by family and order with the model's decode step (traces/graph_steps.py)")
+                         f" kernels paired by family and order with the model's {step.get('phase', 'decode')} step (traces/graph_steps.py)")
         else:
             notes.append(f"--model {step['model']}: no graph replays in this trace (kernels of a hipGraphLaunch or"
                          " cudaGraphLaunch call); nothing paired")

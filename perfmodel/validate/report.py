@@ -108,7 +108,7 @@ def validate(
     torch.profiler chrome trace (or a rocprofv3 kernel-trace JSON, or an RPD database) gives its
     `TraceReport` instead, as `perfmodel validate TRACE` prints it; ``model`` names the decode
     step its graph replays ran (``{"model": "qwen3-8b", "batch": 32, "kv_len": 1024}``, plus
-    ``tp`` and ``engine``), as ``--model`` does."""
+    ``tp``, ``engine``, ``phase`` and ``tokens``), as ``--model`` does."""
     from perfmodel import traces
     from perfmodel.counters import derive_workload
     from perfmodel.errors import InputError
@@ -118,8 +118,8 @@ def validate(
         step = None
         if model is not None:
             step = {"tp": 1, "engine": "vllm", **model}
-            if not {"model", "batch", "kv_len"} <= set(step) or set(step) - {"model", "batch", "kv_len", "tp", "engine"}:
-                raise InputError("expected model=, batch=, kv_len= (and optionally tp=, engine=)", key="model")
+            if not {"model", "batch", "kv_len"} <= set(step) or set(step) - {"model", "batch", "kv_len", "tp", "engine", "phase", "tokens"}:
+                raise InputError("expected model=, batch=, kv_len= (and optionally tp=, engine=, phase=, tokens=)", key="model")
         rep = traces.validate_trace(path, arch=arch.key if isinstance(arch, Arch) else arch, manifest=manifest, step=step)
         rep.top = top or rep.top
         return rep
