@@ -61,6 +61,7 @@ def test_model_options_are_checked_in_one_line(tmp_path):
     assert "expected --batch and --kv-len with --model" in run(str(DECODE), "--model", "qwen3-8b", "--kv-len", "8")
     assert "only with --model" in run(str(DECODE), "--batch", "32")
     assert "only with --phase prefill" in run(str(DECODE), *STEP, "--tokens", "16")
+    assert "expected --tokens with --phase prefill" in run(str(DECODE), *STEP, "--phase", "prefill")
     vcopy = DATA / "rocprof" / "rocprofiler-compute" / "tests_workloads_2024" / "vcopy" / "MI300X_A1"
     assert "--model" in run(str(vcopy), *STEP)
 

@@ -229,7 +229,9 @@ def _model_step(model, batch, kv_len, phase, tokens, tp, engine) -> dict | None:
         raise InputError("expected --batch and --kv-len with --model (the step the replays ran)", key="--batch" if batch is None else "--kv-len")
     if tokens is not None and phase != "prefill":
         raise InputError("only with --phase prefill (a decode step runs one token per sequence)", key="--tokens")
+    if phase == "prefill" and tokens is None:
+        raise InputError("expected --tokens with --phase prefill (prompt tokens per sequence)", key="--tokens")
     step = {"model": model, "batch": batch, "kv_len": kv_len, "tp": tp or 1, "engine": engine or "vllm"}
     if phase == "prefill":
-        step.update(phase="prefill", tokens=tokens or 1)
+        step.update(phase="prefill", tokens=tokens)
     return step
