@@ -124,8 +124,9 @@ def test_pairing_recovers_the_recorded_shapes_of_a_real_step():
     """The check of the rule on data with the answer in it: the TraceLens SGLang Qwen3-8B prefill
     step (15 x 1024 tokens, eager, every kernel with its op's shapes) with its External ids
     removed and its 527 kernels put in one replay. Paired with qwen3-8b's prefill step by family
-    and order, every GEMM (145), attention (36) and all but one RMSNorm (144 of 145) get the shape
-    their own op recorded; the one that does not is the final norm, which the model applies to
+    and order (and, among the elementwise kernels, the kinds both names spell: rotary embedding,
+    gated activation, KV-cache store), every GEMM (145), attention (36), those elementwise
+    kernels (108) and all but one RMSNorm (144 of 145) get the shape their own op recorded; the one that does not is the final norm, which the model applies to
     the last tokens only (vLLM's order) where SGLang normalises all 15,360 rows."""
     import copy
 
@@ -145,5 +146,7 @@ def test_pairing_recovers_the_recorded_shapes_of_a_real_step():
         t = truth[i]
         ok = t is not None and all(str(case[x]) == str(t[x]) for x in SHAPE_KEYS if x in case and x in t)
         (same if ok else differs).setdefault(case["kernel"], []).append(label)
-    assert {f: len(v) for f, v in same.items()} == {"gemm": 145, "attention": 36, "rmsnorm": 144}
-    assert differs == {"rmsnorm": ["model: norm"]}
+    assert {f: len(v) for f, v in same.items()} == {"gemm": 145, "attention": 36, "rmsnorm": 144, "elementwise": 108}
+    assert {x for x in same["elementwise"]} == {"model: layers.*.self_attn.rotary_embedding", "model: layers.*.mlp.silu_and_mul",
+                                              "model: layers.*.self_attn.reshape_and_cache"}
+    assert differs == {"rmsnorm": ["model: norm.fused_add_rms_norm"]}

@@ -33,6 +33,7 @@ def short_name(kernel: str, width: int = 48) -> str:
     s = re.sub(r"\s*\[clone [^\]]*\]", "", kernel)
     s = re.sub(r"\.kd$", "", s)
     s = re.sub(r"^void\s+", "", s)
+    s = s.replace("(anonymous namespace)::", "")  # a scope, not the argument list the loop below drops
     s = s.replace("HIP_vector_type<float, 2u>", "float2").replace("__half2", "half2")
     depth, cut = 0, len(s)
     for i, ch in enumerate(s):  # drop the argument list, keep template arguments
