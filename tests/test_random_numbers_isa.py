@@ -26,9 +26,9 @@ def _philox_kernel(out, seed, n, BLOCK: tl.constexpr):
 def test_philox_multiplies_and_xors_per_call_match_the_model():
     """One lane draws one call of four numbers (256 lanes, BLOCK 256, wave64): 36 multiplies
     (v_mul_lo_u32 + v_mul_hi_u32) and 36 v_xor_b32 on gfx942, against the model's 40 and 40 (10
-    rounds of two 32x32->64 multiplies and four XORs): the compiler folds the first round's
-    products of counter words Triton sets to zero, which PyTorch's counters (subsequence and
-    offset) are not. Within 10 % of the model either way."""
+    rounds of two 32x32->64 multiplies and four XORs): the compiler folds the operations on the
+    counter words Triton starts at zero in the first rounds, which PyTorch's counters
+    (subsequence and offset) are not. Within 10 % of the model either way."""
     from triton.backends.compiler import GPUTarget
 
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
