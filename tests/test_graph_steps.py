@@ -98,6 +98,10 @@ def test_python_api_takes_the_model_step():
     assert rep.identified_share > 0.85
     with pytest.raises(perfmodel.InputError, match="kv_len"):
         perfmodel.validate(str(DECODE), model={"model": "qwen3-8b", "batch": 32})
+    with pytest.raises(perfmodel.InputError, match="got batchsize"):  # the CLI's checks, one home (graph_steps.step_spec)
+        perfmodel.validate(str(DECODE), model={"model": "qwen3-8b", "batch": 32, "kv_len": 8, "batchsize": 3})
+    with pytest.raises(perfmodel.InputError, match="expected tokens with phase prefill"):
+        perfmodel.validate(str(DECODE), model={"model": "qwen3-8b", "batch": 32, "kv_len": 8, "phase": "prefill"})
 
 
 def test_without_pytorch_model_steps_are_one_error_line(monkeypatch):

@@ -215,23 +215,19 @@ def _validate_many(
 
 
 def _model_step(model, batch, kv_len, phase, tokens, tp, engine) -> dict | None:
-    """The --model step as `frontend.analysis.step_cases` keywords; its options without --model
-    are one error line."""
+    """The --model step (`traces.graph_steps.step_spec`); its options without --model are one
+    error line."""
     from perfmodel.errors import InputError
+    from perfmodel.traces.graph_steps import step_spec
 
-    given = {"--batch": batch, "--kv-len": kv_len, "--phase": phase, "--tokens": tokens, "--tp": tp, "--engine": engine}
+    given = {"batch": batch, "kv_len": kv_len, "phase": phase, "tokens": tokens, "tp": tp, "engine": engine}
     if model is None:
         stray = [k for k, v in given.items() if v is not None]
         if stray:
-            raise InputError("only with --model (the model a trace's graph replays ran)", key=stray[0])
+            raise InputError("only with --model (the model a trace's graph replays ran)", key=_option(stray[0]))
         return None
-    if batch is None or kv_len is None:
-        raise InputError("expected --batch and --kv-len with --model (the step the replays ran)", key="--batch" if batch is None else "--kv-len")
-    if tokens is not None and phase != "prefill":
-        raise InputError("only with --phase prefill (a decode step runs one token per sequence)", key="--tokens")
-    if phase == "prefill" and tokens is None:
-        raise InputError("expected --tokens with --phase prefill (prompt tokens per sequence)", key="--tokens")
-    step = {"model": model, "batch": batch, "kv_len": kv_len, "tp": tp or 1, "engine": engine or "vllm"}
-    if phase == "prefill":
-        step.update(phase="prefill", tokens=tokens)
-    return step
+    return step_spec({"model": model, **given}, spell=_option)
+
+
+def _option(key: str) -> str:
+    return "--" + key.replace("_", "-")

@@ -65,6 +65,17 @@ def tensors(rec: OpRecord) -> list[tuple]:
     return [s for s in rec.inputs if isinstance(s, tuple)]
 
 
+def tensor_args(rec: OpRecord) -> list[tuple[tuple, str | None]]:
+    """(shape, dtype spelling or None) of each tensor argument (not of tensor lists), in order."""
+    spelled = rec.dtypes + [None] * (len(rec.inputs) - len(rec.dtypes))
+    return [(s, d) for s, d in zip(rec.inputs, spelled, strict=False) if isinstance(s, tuple)]
+
+
+def tensor_bytes(args: list[tuple[tuple, str | None]], default: str) -> float:
+    """Bytes of ``args`` (`tensor_args` pairs), each at its own type's size (``default`` if unnamed)."""
+    return sum(numel(s) * bytes_of(d, default) for s, d in args)
+
+
 def arg(rec: OpRecord, i: int, default=None):
     """The ``i``-th non-tensor argument, or ``default`` where it is absent."""
     v = rec.scalars[i] if i < len(rec.scalars) else None

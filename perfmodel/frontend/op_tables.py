@@ -42,6 +42,11 @@ SCALAR_TYPES = {
     "Float8_e5m2fnuz": (1, "fp8"), "Float8_e4m3fnuz": (1, "fp8"),
 }
 
+# A c10::ScalarType by its code (its place in c10/core/ScalarType.h's list: Byte 0, Char 1, Short 2,
+# Int 3, Long 4, Half 5, Float 6, Double 7, ..., BFloat16 15), as a chrome trace records a dtype
+# argument (arange's ``dtype=torch.long`` is ``4``): our dtype.
+SCALAR_TYPE_CODES = {3: "int32", 4: "int64", 5: "fp16", 6: "fp32", 7: "fp64", 15: "bf16"}
+
 # c10d's collective names (ProcessGroupNCCL's RECORD_PARAM_COMMS_DATA colName) -> (our collective,
 # which recorded element count is the model's ``bytes``: the buffer one rank holds, see
 # models/collectives.py). A barrier is an all-reduce of one byte (ProcessGroupNCCL::barrier).
@@ -78,7 +83,7 @@ POINTWISE = {
     "full_like": 0, "copy_": 0, "_to_copy": 0, "clone": 0, "eq": 1, "ne": 1, "lt": 1, "gt": 1, "le": 1, "ge": 1,
     "logical_and": 1, "logical_not": 1, "bitwise_and": 1, "bitwise_not": 1, "floor_divide": 1, "remainder": 1,
     "gelu_backward": 10, "silu_backward": 6, "sigmoid_backward": 2, "tanh_backward": 2, "mul_backward": 1,
-    "native_dropout": 2, "native_dropout_backward": 2, "dropout": 2, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
+    "native_dropout_backward": 2, "dropout": 2, "hardtanh": 2, "leaky_relu": 2, "tril": 0, "triu": 0,
     "zeros": 0, "ones": 0, "full": 0, "fill": 0, "index_copy": 0, "index_put": 0,
     "mse_loss": 2,  # (x - y)^2 into a loss tensor; the mean or sum is a child op's reduction
 }

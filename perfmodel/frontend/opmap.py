@@ -17,7 +17,17 @@ import math
 
 from perfmodel import dtypes
 from perfmodel.frontend import vision_ops
-from perfmodel.frontend.op_record import NO_KERNEL, OpRecord, arg, bytes_of, dtype_of, numel, tensors
+from perfmodel.frontend.op_record import (
+    NO_KERNEL,
+    OpRecord,
+    arg,
+    bytes_of,
+    dtype_of,
+    numel,
+    tensor_args,
+    tensor_bytes,
+    tensors,
+)
 from perfmodel.frontend.op_tables import (
     ATTENTION_OPS,
     C10D_COLLECTIVES,
@@ -26,6 +36,7 @@ from perfmodel.frontend.op_tables import (
     INTEGER_NAMES,
     POINTWISE,
     REDUCE_OPS,
+    SCALAR_TYPE_CODES,
     SCALAR_TYPES,
     SCATTER_OPS,
     SECOND_OUTPUT_BYTES,
@@ -52,9 +63,8 @@ def _gemm(m, n, k, batch=1) -> dict:
 def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_bytes=None, sfu: float = 0.0,
                  int_muls: float = 0.0) -> dict | None:
     ts = tensors(rec)
-    for s in rec.inputs:  # tensor lists (cat)
-        if isinstance(s, list):
-            ts += [t for t in s if isinstance(t, tuple)]
+    listed = [t for s in rec.inputs if isinstance(s, list) for t in s if isinstance(t, tuple)]  # tensor lists (cat)
+    ts += listed
     if out_shape is None:
         out_shape = rec.outputs[0] if rec.outputs and isinstance(rec.outputs[0], tuple) else _broadcast(ts)
     n = numel(out_shape)
@@ -64,11 +74,8 @@ def _elementwise(rec: OpRecord, dtype: str, flops: float, out_shape=None, reads_
     # a fraction or a multiple of one
     elem = bytes_of(None, dtype)
     out_elem = bytes_of(rec.out_dtype, dtype) if rec.out_dtype else elem
-    if reads_bytes is None:
-        reads_bytes = 0.0
-        tensor_dtypes = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
-        for s, d in zip(ts, tensor_dtypes + [None] * len(ts), strict=False):
-            reads_bytes += numel(s) * bytes_of(d, dtype)
+    if reads_bytes is None:  # a list's tensors have no recorded type: the case's
+        reads_bytes = tensor_bytes(tensor_args(rec), dtype) + tensor_bytes([(t, None) for t in listed], dtype)
     written = out_elem + SECOND_OUTPUT_BYTES.get(rec.name, 0.0)
     case = {"kernel": "elementwise", "n": int(n), "reads": round(reads_bytes / (n * elem), 4), "writes": round(written / elem, 4),
             "flops_per_element": flops}
@@ -315,8 +322,7 @@ def _scatter(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | No
     argument is not counted); the accumulating ones (index_add_, scatter_add_, index_put_ with
     accumulate=True) read the destination elements too. A scatter of a scalar value writes one
     element per index."""
-    spelled = rec.dtypes + [None] * (len(rec.inputs) - len(rec.dtypes))
-    args = [(s, d) for s, d in zip(rec.inputs, spelled, strict=False) if isinstance(s, tuple)][1:]  # self is written
+    args = tensor_args(rec)[1:]  # self is written
     index = [(s, d) for s, d in args if d in INTEGER_NAMES]
     source = [s for s, d in args if d not in INTEGER_NAMES]
     n = numel(source[-1]) if source else max((numel(s) for s, _ in index), default=0)
@@ -326,7 +332,7 @@ def _scatter(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | No
     if accumulate is None:  # index_put_(self, indices, values, accumulate)
         accumulate = arg(rec, 3, False) is True
     elem = bytes_of(None, dtype)
-    reads = sum(numel(s) * bytes_of(d, dtype) for s, d in args) + (n * elem if accumulate else 0.0)
+    reads = tensor_bytes(args, dtype) + (n * elem if accumulate else 0.0)
     return _elementwise(rec, dtype, 1 if accumulate else 0, out_shape=(n,), reads_bytes=reads)
 
 
@@ -344,22 +350,16 @@ def _random(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | Non
     if not ts:
         return None
     if name == "native_dropout":
-        if arg(rec, 2) is False or arg(rec, 1) == 0:
-            return _elementwise(rec, dtype, 0)
         case = _elementwise(rec, dtype, 0)
+        if arg(rec, 2) is False or arg(rec, 1) == 0:
+            return case
     elif name == "bernoulli":
         case = _elementwise(rec, dtype, 0, out_shape=ts[0])
     else:  # self is written; bernoulli_(self, p) reads a tensor p
-        spelled = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
-        reads = sum(numel(s) * bytes_of(d, dtype) for s, d in zip(ts[1:], spelled[1:], strict=False))
-        case = _elementwise(rec, dtype, 0, out_shape=ts[0], reads_bytes=reads)
+        case = _elementwise(rec, dtype, 0, out_shape=ts[0], reads_bytes=tensor_bytes(tensor_args(rec)[1:], dtype))
     if case is not None:
         case["random"] = RANDOM_OPS[name]
     return case
-
-
-# torch.dtype codes (c10::ScalarType) as a trace records an arange's dtype argument
-_SCALAR_TYPE_CODES = {3: "int32", 4: "int64", 5: "fp16", 6: "fp32", 7: "fp64", 15: "bf16"}
 
 
 def _arange(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | None:
@@ -389,7 +389,7 @@ def _arange(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | Non
     if n == 0:
         return None
     code = values[at_dtype]
-    out = _SCALAR_TYPE_CODES.get(code) if isinstance(code, int) and not isinstance(code, bool) else None
+    out = SCALAR_TYPE_CODES.get(code) if isinstance(code, int) and not isinstance(code, bool) else None
     if out is None and out_spelling:
         out = dtype_of(OpRecord(op=rec.op, dtypes=[out_spelling]), dtype)
     if out is None:
@@ -404,9 +404,7 @@ def _mse_loss_backward(rec: OpRecord, name: str, ts: list[tuple], dtype: str) ->
     not read."""
     if len(ts) < 3:
         return f"{rec.op}: argument shapes not understood ({rec.shapes_text()})"
-    spelled = [d for s, d in zip(rec.inputs, rec.dtypes + [None] * len(rec.inputs), strict=False) if isinstance(s, tuple)]
-    reads = sum(numel(s) * bytes_of(d, dtype) for s, d in zip(ts[:3], spelled[:3], strict=False))
-    return _elementwise(rec, dtype, 3, out_shape=ts[1], reads_bytes=reads)
+    return _elementwise(rec, dtype, 3, out_shape=ts[1], reads_bytes=tensor_bytes(tensor_args(rec)[:3], dtype))
 
 
 def _reduce(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict:
@@ -423,9 +421,7 @@ def _triton(rec: OpRecord, name: str, ts: list[tuple], dtype: str) -> dict | str
     if not ts:
         return f"{rec.op}: no tensor arguments"
     n = max(numel(t) for t in ts)
-    spelled = rec.dtypes + [None] * (len(rec.inputs) - len(rec.dtypes))
-    reads = sum(numel(s) * bytes_of(d, dtype) for s, d in zip(rec.inputs, spelled, strict=False) if isinstance(s, tuple))
-    reads /= n * bytes_of(None, dtype)
+    reads = tensor_bytes(tensor_args(rec), dtype) / (n * bytes_of(None, dtype))
     kind = "pointwise" if name.startswith("triton_poi") else "reduction/other"
     return {"kernel": "elementwise", "n": int(n), "reads": round(reads, 4), "writes": 1, "flops_per_element": 1,
             "_note": f"Triton {kind}: bytes of its tensor arguments, output the size of the largest"}

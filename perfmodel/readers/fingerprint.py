@@ -59,7 +59,7 @@ def fingerprint(path: str | Path) -> Fingerprint:
             return _chrome(p)
         from perfmodel.traces.rpd import is_rpd
 
-        if rocpd_sqlite.is_sqlite(p) and is_rpd(p):
+        if is_rpd(p):  # it reads the SQLite header itself
             return _rpd(p)
     fmt = formats.find(p)
     fp = Fingerprint(path=str(p), format=fmt.name, tool="unknown")

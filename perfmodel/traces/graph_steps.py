@@ -38,6 +38,34 @@ def kind(fam: str | None, name: str) -> tuple[str | None, str]:
     return fam, next((k for k, pat in KINDS_BY_NAME if pat.search(name)), "")
 
 
+STEP_KEYS = ("model", "batch", "kv_len", "tp", "engine", "phase", "tokens")
+
+
+def step_spec(given: dict, spell=lambda key: key) -> dict:
+    """The step a trace's replays ran, checked and completed: ``model``, ``batch`` and ``kv_len``
+    required; ``tp`` (1), ``engine`` (vllm), ``phase`` (decode); ``tokens`` with a prefill and
+    only there. ``spell`` names a key in the error line (the CLI's ``--kv-len``)."""
+    from perfmodel.errors import InputError
+
+    unknown = [k for k in given if k not in STEP_KEYS]
+    if unknown:
+        raise InputError(f"expected {', '.join(STEP_KEYS)}; got {unknown[0]}", key=spell(unknown[0]))
+    missing = [k for k in ("batch", "kv_len") if given.get(k) is None]
+    if missing or given.get("model") is None:
+        raise InputError(f"expected {spell('batch')} and {spell('kv_len')} with {spell('model')} (the step the replays ran)",
+                         key=spell(missing[0] if missing else "model"))
+    phase = given.get("phase") or "decode"
+    if given.get("tokens") is not None and phase != "prefill":
+        raise InputError(f"only with {spell('phase')} prefill (a decode step runs one token per sequence)", key=spell("tokens"))
+    if phase == "prefill" and given.get("tokens") is None:
+        raise InputError(f"expected {spell('tokens')} with {spell('phase')} prefill (prompt tokens per sequence)", key=spell("tokens"))
+    step = {"model": given["model"], "batch": given["batch"], "kv_len": given["kv_len"], "tp": given.get("tp") or 1,
+            "engine": given.get("engine") or "vllm"}
+    if phase == "prefill":
+        step.update(phase="prefill", tokens=given["tokens"])
+    return step
+
+
 @dataclass
 class StepMatch:
     """Per kernel index of the trace: its case and label (the model op it was paired with), the

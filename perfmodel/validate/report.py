@@ -117,9 +117,9 @@ def validate(
         traces.refuse_options(path, per_dispatch=per_dispatch, sclk_mhz=sclk_mhz, cus=cus, kernel_filter=kernel_filter)
         step = None
         if model is not None:
-            step = {"tp": 1, "engine": "vllm", **model}
-            if not {"model", "batch", "kv_len"} <= set(step) or set(step) - {"model", "batch", "kv_len", "tp", "engine", "phase", "tokens"}:
-                raise InputError("expected model=, batch=, kv_len= (and optionally tp=, engine=, phase=, tokens=)", key="model")
+            from perfmodel.traces.graph_steps import step_spec
+
+            step = step_spec(model)
         rep = traces.validate_trace(path, arch=arch.key if isinstance(arch, Arch) else arch, manifest=manifest, step=step)
         rep.top = top or rep.top
         return rep
