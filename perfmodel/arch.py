@@ -91,6 +91,7 @@ class Arch:
         self.xcds = int(topo["xcds"].value) if "xcds" in topo else 1
         self.occupancy: dict[str, SpecValue] = tree["occupancy"]
         self.launch_overhead_s: float = tree["launch"]["overhead"].value
+        self._workgroup_rate: SpecValue | None = tree["launch"].get("workgroup_rate")
         self._measured = tree.get("measured", {})
         # peak / fixed clock for a GPU at a fixed core clock (`perfmodel.fixed_clock`): the cycles
         # of a default latency at a core-clocked level (`rates.latency_used`) last longer
@@ -174,6 +175,12 @@ class Arch:
         """The clock a sustained load runs at (measured), falling back to the peak clock."""
         q = self.measured_clock(what)
         return q.value if q is not None else self.clock_hz
+
+    def workgroups_per_s(self) -> float | None:
+        """Workgroups the dispatchers launch per second (archspec `launch.workgroup_rate`, per
+        clock and per XCD or device, times the core clock), or None where no figure is known."""
+        q = self._workgroup_rate
+        return None if q is None else q.value * self._scope_count(q.per) * self.clock_hz
 
     # --- memory -------------------------------------------------------------------------
     def level(self, name: str) -> dict:

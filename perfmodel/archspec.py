@@ -58,6 +58,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "bytes_per_clk": (1e-3, 1e6),
     "flops_per_clk": (1e-3, 1e6),  # per CU per clock
     "iops_per_clk": (1e-3, 1e6),  # integer ops per CU per clock
+    "workgroups_per_clk": (1e-4, 1e2),  # workgroup launches per clock (per XCD or device)
     "flop_rate": (1e6, 1e18),
     "frequency": (1e6, 1e10),  # 1 MHz .. 10 GHz
     "time": (1e-9, 1.0),
@@ -161,7 +162,7 @@ SCHEMA = (
             ),
             True,
         ),
-        "launch": (("struct", {"overhead": (Q("time"), True)}), True),
+        "launch": (("struct", {"overhead": (Q("time"), True), "workgroup_rate": (Q("workgroups_per_clk"), False)}), True),
         "topology": (
             (
                 "struct",

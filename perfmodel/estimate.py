@@ -47,6 +47,7 @@ from perfmodel.vocab import (
     PER_CU_LEVELS,
     SERIAL,
     UNKNOWN,
+    WORKGROUP_LAUNCH,
     bound_label,
     compute_term,
     flop_key,
@@ -722,6 +723,21 @@ def _timed_terms(work: Work, shape, terms: _Terms) -> None:
         terms.latency_limited[t] = lat > secs - lat
 
 
+def _workgroup_launch(work: Work, arch: Arch, shape, terms: _Terms) -> None:
+    """The dispatchers launch workgroups at a finite rate (archspec `launch.workgroup_rate`), so a
+    grid of many small workgroups takes at least grid / rate however little each one does
+    (PyTorch's BatchNorm transform: 262,144 one-wave workgroups; AITER's per-head RMSNorm: one
+    64-lane workgroup per row). A throughput floor beside the compute and memory terms, only
+    where the model knows the grid and the spec has a figure (missing, never zero, elsewhere);
+    the naive roofline leaves it out."""
+    rate = arch.workgroups_per_s()
+    L = work.launch
+    if rate is None or L is None or not np.any(np.asarray(L.grid) > 0):
+        return
+    dispatched = np.asarray(L.kernels, dtype=float) > 0  # a conditional helper kernel may not run
+    terms.time[WORKGROUP_LAUNCH] = np.where(dispatched, np.asarray(L.grid, dtype=float), 0.0) * np.ones(shape) / rate
+
+
 def _serial_kernels(work: Work, arch: Arch, shape, terms: _Terms, own, include_launch, first_principles, notes):
     """Add the kernels dispatched one after another with this one (`Work.serial`): each is
     estimated on its own (kernel scope: the timing scope's overhead is paid once, by the call)
@@ -905,6 +921,7 @@ def estimate(
     _dependent_chain(work, arch, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles, clock)
     _timed_terms(work, shape, terms)
+    _workgroup_launch(work, arch, shape, terms)
     _k_loop(work, arch, occ, terms)
     faster = _load_compute_pipeline(work, terms, shape)
     if not terms.time:

@@ -25,6 +25,7 @@ UNITS: dict[str, tuple[str, float]] = {
     # compute
     "flop/clk/cu": ("flops_per_clk", 1.0),
     "op/clk/cu": ("iops_per_clk", 1.0),  # integer ops (one lane of one instruction) per clock per CU
+    "wg/clk": ("workgroups_per_clk", 1.0),  # workgroups a dispatcher launches per clock
     "FLOP/s": ("flop_rate", 1.0),
     "GFLOP/s": ("flop_rate", 1e9),
     "TFLOP/s": ("flop_rate", 1e12),

@@ -70,6 +70,9 @@ K_LOOP = "latency:k_loop"  # a tiled kernel's K loop paced by its dependent load
 UNKNOWN = "unknown"
 OVERHEAD = "overhead"
 SERIAL = "serial"  # the time of the other kernels an operation dispatches one after another (Work.serial)
+# the workgroup dispatchers' launch rate: grid / (archspec `launch.workgroup_rate`), a throughput
+# floor beside the compute and memory terms; bound class launch
+WORKGROUP_LAUNCH = "launch:workgroups"
 FEWER_ROWS = "latency:fewer_rows"  # the estimate of the same product on fewer rows (Work.fewer_rows), a floor; bound class latency
 
 # --- timing scopes -----------------------------------------------------------------------------
@@ -117,10 +120,11 @@ def is_compute(term: str) -> bool:
 
 def bound_label(term: str) -> str:
     """The bound class of a term: ``compute:mfma:bf16`` -> ``compute:mfma``; ``fill`` and
-    ``latency:*`` -> ``latency``; ``overhead:<scope>`` -> ``launch``; others unchanged."""
+    ``latency:*`` -> ``latency``; ``overhead:<scope>`` and ``launch:*`` -> ``launch``; others
+    unchanged."""
     if term == FILL or term.startswith(LATENCY + ":"):
         return LATENCY
-    if term.startswith(OVERHEAD + ":"):
+    if term.startswith(OVERHEAD + ":") or term.startswith(LAUNCH + ":"):
         return LAUNCH
     if is_compute(term):
         return f"{COMPUTE}:{split_flop_key(split_term(term)[1])[0]}"

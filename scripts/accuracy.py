@@ -155,6 +155,9 @@ def calibration_sources() -> dict:
         "matrix_fraction_of_peak": {"sources": compute, "families": mm},
         "bandwidth_efficiency": {"sources": bandwidth, "families": None},  # every family moves bytes
         "latency_ns": {"sources": latency, "families": None},
+        # archspec `launch.workgroup_rate` (gfx942/gfx950): measured on the TraceLens MI350X
+        # rocprofv3 trace, from which no validation point comes (so none is in-sample for it)
+        "workgroup_rate": {"sources": {"tracelens-mi350x-rocprofv3": "TraceLens 908_results (WGRATE)"}, "families": None},
     }
     return {"per_arch": per_arch, "constants": constants}
 

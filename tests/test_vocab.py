@@ -9,6 +9,7 @@ from perfmodel.vocab import (
     K_LOOP,
     PIPES,
     SERIAL,
+    WORKGROUP_LAUNCH,
     bound_label,
     compute_term,
     flop_key,
@@ -62,7 +63,7 @@ def test_every_suite_prediction_uses_the_vocabulary():
             for t in p.terms_s:
                 kind, k = split_term(t)
                 assert (
-                    t in ("launch", "fill", K_LOOP, SERIAL, FEWER_ROWS)
+                    t in ("launch", "fill", K_LOOP, SERIAL, FEWER_ROWS, WORKGROUP_LAUNCH)
                     or (kind == "memory" and k in arch.levels)
                     or (kind == "compute" and split_flop_key(k)[0] in PIPES)
                 ), t

@@ -122,6 +122,11 @@ def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0) -> dict
     wg = np.where(wave_row, min(256.0, max_wg), wg_big)
     rows_per_wg = np.where(wave_row, wg / wave, 1.0)
     grid = ceil_div(rows, rows_per_wg) * split
+    # many short rows: the fastest kernels run persistent programs that loop over them (AITER's
+    # Triton RMSNorm on 364800 x 128), so the grid stays at what the device holds at once and the
+    # workgroup dispatcher (`launch:workgroups`) does not pace them; a longer row keeps its own
+    # workgroup (FlyDSL's and vLLM's norms, PyTorch's block softmax)
+    grid = np.where(wave_row, np.minimum(grid, resident_workgroups(arch, wg)), grid)
     lanes_per_row = np.where(wave_row, wave, wg)
     loads = np.clip(ceil_div(part, lanes_per_row * load), 1, 4)
     return {

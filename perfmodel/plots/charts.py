@@ -122,7 +122,8 @@ def plot_terms(preds: Sequence[Prediction], path: str | None = None, title: str 
     times = [p.time_us for p in preds if p.time_us > 0]
     relative = bool(times) and max(times) / min(times) > 10
     n = len(rows)
-    height = min(max(3.2, 0.3 * n + 2.0), 30)
+    # tall enough for the rows and for the legend beside them (one line per term, its title, the tick)
+    height = min(max(3.2, 0.3 * n + 2.0, 0.19 * (len(terms) + 2) + 1.5), 30)
     fig = new_figure(12, height)
     ax = _axes(fig, 0.22, 0.52, height)
     for i, (_, p) in enumerate(rows):

@@ -100,7 +100,7 @@ def term_color(term: str) -> str:
     if kind == "compute":
         pipe = key.split(":")[0]
         return bound_color(f"compute:{pipe}")
-    if term == "launch":
+    if term == "launch" or kind == "launch":  # the per-dispatch cost (hatched) and the workgroup launches
         return BOUND_COLORS["launch"]
     return OTHER_TERM_COLORS.get(term.split(":")[0], "#7f7f7f")
 

@@ -1,0 +1,94 @@
+"""The workgroup dispatchers' launch rate (`launch:workgroups`, archspec `launch.workgroup_rate`):
+a grid of many tiny workgroups is paced by it where a spec has a figure, and nowhere else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from model_runs import run_model as run
+
+import perfmodel
+from perfmodel.arch import load_arch
+from perfmodel.archspec import parse_spec
+from perfmodel.errors import InputError
+from perfmodel.estimate import estimate
+from perfmodel.vocab import LAUNCH, WORKGROUP_LAUNCH, bound_label
+
+TERM_US = f"{WORKGROUP_LAUNCH}_us"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _row(kernel: str, arch: str, **shape) -> dict:
+    return perfmodel.predict(cases=[{"kernel": kernel, **shape}], arch=arch).rows[0]
+
+
+def test_rate_scales_with_xcds_and_clock():
+    # 0.12 workgroups per clock per XCD: 8 XCDs at 2100 MHz on MI300X, 4 at 1420 MHz on MI308X
+    assert load_arch("mi300x").workgroups_per_s() == pytest.approx(0.12 * 8 * 2100e6)
+    assert load_arch("mi308x").workgroups_per_s() == pytest.approx(0.12 * 4 * 1420e6)
+    assert load_arch("mi300x@1005mhz").workgroups_per_s() == pytest.approx(0.12 * 8 * 1005e6)
+
+
+def test_no_figure_no_term():
+    """GPUs without a measured rate get no term at all: missing, never a zero that looks known."""
+    assert load_arch("mi100").workgroups_per_s() is None
+    for arch in ("mi100", "h100", "rx7900xtx"):
+        assert WORKGROUP_LAUNCH not in _row("elementwise", arch, n=2**24)["terms_us"]
+
+
+def test_batchnorm_transform_is_launch_bound_on_mi300x():
+    """PyTorch's BatchNorm transform over 512 x 512 x 7 x 7 bf16 (ResNet-18's last stage) runs a
+    (512, 512) grid of one-wave workgroups: 262,144 launches at 2.02 G/s take 130 us, while its
+    51 MB stream in about 10 us. The DDP ResNet-18 trace of TraceLens records 129.9 us for that
+    kernel (held out: the rate was measured on an MI350X trace)."""
+    w = run("batchnorm", load_arch("mi300x"), "bf16", n=512 * 512 * 49, channels=512, layout="nchw", spatial=49, block=1024)
+    transform = w.serial[-1]
+    assert float(np.ravel(transform.launch.grid)[0]) == 512 * 512
+    e = estimate(transform, load_arch("mi300x"))
+    t = float(np.ravel(e.terms[WORKGROUP_LAUNCH])[0])
+    assert t == pytest.approx(262144 / (0.12 * 8 * 2100e6))
+    assert t > 5 * max(float(np.ravel(v)[0]) for k, v in e.terms.items() if k.startswith("memory:"))
+    assert e.bound[0] == LAUNCH
+
+
+def test_bound_class_of_the_term():
+    assert bound_label(WORKGROUP_LAUNCH) == LAUNCH
+
+
+def test_many_short_rows_run_persistent():
+    """Rows of one wave each: the grid stays at what the device holds at once (persistent programs
+    loop over the rest), so the dispatcher does not pace 491,520 rows of 128 bf16 columns; a row
+    longer than a wave keeps one workgroup per row."""
+    arch = load_arch("mi300x")
+    short = run("rmsnorm", arch, "bf16", rows=491520, cols=128)
+    assert float(np.ravel(short.launch.grid)[0]) < 491520 / 4
+    long_rows = run("rmsnorm", arch, "bf16", rows=32768, cols=1024)
+    assert float(np.ravel(long_rows.launch.grid)[0]) == 32768
+    r = _row("rmsnorm", "mi300x", rows=491520, cols=128, dtype="bf16")
+    assert r["terms_us"][WORKGROUP_LAUNCH] < 0.1 * r["time_us"]
+
+
+def test_rate_unit_checked():
+    tree = yaml.safe_load((ROOT / "archspecs" / "mi300x.yaml").read_text())
+    tree["launch"]["workgroup_rate"]["unit"] = "us"
+    with pytest.raises(InputError, match="workgroup_rate"):
+        parse_spec(tree, "mi300x.yaml")
+
+
+def test_terms_table_shows_the_term():
+    from click.testing import CliRunner
+
+    from perfmodel.cli.main import cli
+
+    args = ["predict", "batchnorm", "n=12845056", "channels=512", "layout=nchw", "spatial=49", "--arch", "mi300x", "--terms", "--format", "csv"]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    header, row = out.output.strip().splitlines()[-2:]
+    col = header.split(",").index(TERM_US)
+    # the row's own kernel is the statistics pass, one workgroup per channel; the transform's
+    # 262,144 launches are inside its `serial` term
+    assert float(row.split(",")[col]) == pytest.approx(512 / (0.12 * 8 * 2100e6) * 1e6, rel=1e-3)
+    assert float(row.split(",")[header.split(",").index("serial_us")]) > 130
