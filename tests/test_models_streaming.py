@@ -431,6 +431,8 @@ def test_vectorised_100k(kernel, mi300x):
         "int_muls_per_element": rng.choice([0.0, 1.0], N),
         "int_ops_per_element": rng.choice([0.0, 11.0], N),
         "partials": rng.choice([1, 2, 1024, 65536], N),
+        "block": rng.choice([0, 64, 256, 1024], N),
+        "rows_per_workgroup": rng.choice([0.0, 1.0, 2.0, 7.5], N),
     }
     p = {name: draw[name].astype(float) for name in m.numeric}
     if "op" in m.params:
@@ -471,7 +473,7 @@ def test_params_registered():
     assert list(get_model("reduction").params) == ["n", "partials"]
     assert list(get_model("transpose").params) == ["rows", "cols"]
     for k in ("softmax", "layernorm", "rmsnorm"):
-        assert list(get_model(k).params) == ["rows", "cols", "reads", "writes", "phase"]
+        assert list(get_model(k).params) == ["rows", "cols", "reads", "writes", "phase", "block", "rows_per_workgroup"]
     assert list(get_model("stencil").params) == ["nx", "ny", "nz", "points", "radius", "axis", "blocked"]
     assert get_model("stencil").params["points"].default == 0  # from the radius (1) and the axes
 

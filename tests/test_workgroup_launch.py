@@ -92,3 +92,32 @@ def test_terms_table_shows_the_term():
     # 262,144 launches are inside its `serial` term
     assert float(row.split(",")[col]) == pytest.approx(512 / (0.12 * 8 * 2100e6) * 1e6, rel=1e-3)
     assert float(row.split(",")[header.split(",").index("serial_us")]) > 130
+
+
+def test_pinned_row_launch_one_workgroup_per_row():
+    """`block` and `rows_per_workgroup` pin a row kernel to the launch it ran: AITER's per-head
+    RMSNorm, one 64-lane workgroup per 128-column row, is then paced by the launch rate (243 us
+    for 491,520 rows; the SGLang trace records 245.3 us at its fastest), not by its 126 MB."""
+    arch = load_arch("mi300x")
+    w = run("rmsnorm", arch, "bf16", rows=491520, cols=128, block=64, rows_per_workgroup=1)
+    assert float(np.ravel(w.launch.grid)[0]) == 491520 and float(np.ravel(w.launch.workgroup_size)[0]) == 64
+    r = _row("rmsnorm", "mi300x", rows=491520, cols=128, dtype="bf16", block=64, rows_per_workgroup=1)
+    assert r["bound"] == LAUNCH and r["terms_us"][WORKGROUP_LAUNCH] == pytest.approx(491520 / (0.12 * 8 * 2100e6) * 1e6)
+    # PyTorch's LayerNorm: 256 lanes on one row, so four waves share each row's reduction
+    w = run("layernorm", arch, "bf16", rows=141, cols=512, block=256, rows_per_workgroup=1)
+    assert float(np.ravel(w.launch.grid)[0]) == 141
+
+
+def test_trace_pins_row_launches_but_not_in_a_what_if():
+    """`perfmodel validate` gives a row kernel the launch its trace recorded (grid and block),
+    not when it predicts the trace on another GPU, where the launch is the recorded build's."""
+    from perfmodel.traces.report import validate_trace
+
+    trace = ROOT / "tests" / "data" / "traces" / "sglang_Qwen3-8B_prefilldecode.json.gz"
+    rep = validate_trace(trace)
+    heads = [r for r in rep.rows if r["kernel"] == "rmsnorm" and r["shape"]["cols"] == 128]
+    assert heads and all(r["shape"]["block"] == 64 and r["shape"]["rows_per_workgroup"] == 1 for r in heads)
+    big = next(r for r in heads if r["shape"]["rows"] == 491520)
+    assert big["predicted_us"] > 240 and big["bound"] == LAUNCH
+    other = validate_trace(trace, arch="mi355x")
+    assert all(r["shape"]["rows_per_workgroup"] == 0 for r in other.rows if r["kernel"] == "rmsnorm")

@@ -26,6 +26,8 @@ import yaml
 from perfmodel.frontend.op_tables import DTYPE_NAMES as DTYPE
 from perfmodel.frontend.vision_ops import batch_norm_layout
 from perfmodel.models.batchnorm import PER_CHANNEL_KERNELS
+from perfmodel.models.streaming_common import ROW_FAMILIES, pinned_row_geometry
+from perfmodel.traces.chrome import GLOBAL_SIZE_LAUNCHES
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT.parent / "shared" / "data" / "traces"
@@ -35,7 +37,7 @@ URL = {
     "f4d0062c382f42bd8a74838bcdad1916c7d5d2da/",
 }
 # case keys left out of a point's id, added after ids were first given (ids stay stable)
-ID_LEFT_OUT = ("spatial", "block")
+ID_LEFT_OUT = ("spatial", "block", "rows_per_workgroup")
 # trace file (relative to TRACES) -> (arch key, source key, workload)
 FILES = {
     "TraceLens/tests/traces/mi300/gaunernst_bert-small-uncased__1016001.json.gz": (
@@ -276,9 +278,12 @@ def extract(path: Path) -> dict:
         if e.get("cat") == "cpu_op" and "External id" in e.get("args", {}):
             ops[e["args"]["External id"]].append(e)
     per_call: dict[int, list] = defaultdict(list)
+    api: dict = {}  # correlation -> the runtime call that launched the kernel (the grid's unit)
     for e in ev:
         if e.get("cat") == "kernel" and e.get("args", {}).get("External id") in ops:
             per_call[e["args"]["External id"]].append(e)
+        elif e.get("cat") in ("cuda_runtime", "cuda_driver", "hip_runtime") and "correlation" in e.get("args", {}):
+            api[e["args"]["correlation"]] = e.get("name", "")
     groups: dict[tuple, list] = defaultdict(list)
     launches: dict[tuple, dict] = {}
     for xid, kernels in per_call.items():
@@ -291,7 +296,13 @@ def extract(path: Path) -> dict:
             json.dumps(a.get("Concrete Inputs")),
         )
         groups[key].append((sum(k["dur"] for k in kernels), len(kernels), kernels[0]["name"]))
-        seen = launches.setdefault(key, {"Input Strides": a.get("Input Strides"), "blocks": set()})
+        seen = launches.setdefault(key, {"Input Strides": a.get("Input Strides"), "blocks": set(), "row_launches": set()})
+        if len(kernels) == 1:  # a one-kernel op's launch: (work-items per workgroup, workgroups)
+            ka = kernels[0].get("args", {})
+            g, b = ka.get("grid"), ka.get("block")
+            if isinstance(g, list) and isinstance(b, list) and prod(b) > 0:
+                global_size = api.get(ka.get("correlation")) in GLOBAL_SIZE_LAUNCHES
+                seen["row_launches"].add((prod(b), prod(g) // prod(b) if global_size else prod(g)))
         for k in kernels:  # the workgroup size of PyTorch's per-channel batch-norm kernels, as launched
             if any(p in k["name"] for p in PER_CHANNEL_KERNELS) and isinstance(k.get("args", {}).get("block"), list):
                 seen["blocks"].add(prod(k["args"]["block"]))
@@ -326,6 +337,9 @@ def main(argv=None) -> int:
             if m is None:
                 continue
             case, extra, note = m
+            rl = found["launches"][(name, dims, types, conc)]["row_launches"]
+            if case["kernel"] in ROW_FAMILIES and len(rl) == 1:  # the row kernel's launch, as recorded
+                case.update(pinned_row_geometry(case["rows"], *next(iter(rl))))
             durs = sorted(c[0] for c in calls)
             nk = sorted({c[1] for c in calls})
             entry = {

@@ -15,7 +15,7 @@ from perfmodel.models import streaming_common as sc
 from perfmodel.models.registry import REQUIRED, Param, register
 from perfmodel.work import Work
 
-PARAMS = [Param("rows", int, REQUIRED), Param("cols", int, REQUIRED, help="normalised axis length"), *sc.TENSOR_PARAMS, sc.PHASE_PARAM]
+PARAMS = [Param("rows", int, REQUIRED), Param("cols", int, REQUIRED, help="normalised axis length"), *sc.TENSOR_PARAMS, sc.PHASE_PARAM, *sc.ROW_GEOMETRY_PARAMS]
 LAYERNORM = sc.RowOps(param_rows=2, valu_fit=7, valu_multi=7, sfu_fit=(0, 1), sfu_multi=(0, 1), reductions=2, fmas=2)
 RMSNORM = sc.RowOps(param_rows=1, valu_fit=4, valu_multi=4, sfu_fit=(0, 1), sfu_multi=(0, 1), reductions=1, fmas=1)
 # Backward, from the output gradient dy and the input x with the forward's saved mean and rstd
@@ -32,10 +32,10 @@ RMSNORM_BWD = sc.RowOps(param_rows=1, valu_fit=9, valu_multi=9, sfu_fit=(0, 0), 
 @register("layernorm", params=PARAMS, doc="LayerNorm over the last axis (gamma and beta)", default_dtype="fp16")
 def layernorm(p: dict, arch, dtype: str) -> Work:
     ops = LAYERNORM_BWD if p.get("phase", "fwd") == "bwd" else LAYERNORM
-    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], ops, p["reads"], p["writes"])
+    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], ops, p["reads"], p["writes"], p["block"], p["rows_per_workgroup"])
 
 
 @register("rmsnorm", params=PARAMS, doc="RMSNorm over the last axis (gamma only)", default_dtype="fp16")
 def rmsnorm(p: dict, arch, dtype: str) -> Work:
     ops = RMSNORM_BWD if p.get("phase", "fwd") == "bwd" else RMSNORM
-    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], ops, p["reads"], p["writes"])
+    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], ops, p["reads"], p["writes"], p["block"], p["rows_per_workgroup"])

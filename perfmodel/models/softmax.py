@@ -21,10 +21,10 @@ SOFTMAX_BWD = sc.RowOps(param_rows=0, valu_fit=4, valu_multi=4, sfu_fit=(0, 0), 
 
 @register(
     "softmax",
-    params=[Param("rows", int, REQUIRED), Param("cols", int, REQUIRED, help="softmax axis length"), *sc.TENSOR_PARAMS, sc.PHASE_PARAM],
+    params=[Param("rows", int, REQUIRED), Param("cols", int, REQUIRED, help="softmax axis length"), *sc.TENSOR_PARAMS, sc.PHASE_PARAM, *sc.ROW_GEOMETRY_PARAMS],
     doc="row-wise softmax over the last axis (one pass if the row fits on chip)",
     default_dtype="fp16",
 )
 def softmax(p: dict, arch, dtype: str) -> Work:
     ops = SOFTMAX_BWD if p.get("phase", "fwd") == "bwd" else SOFTMAX
-    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], ops, p["reads"], p["writes"])
+    return sc.row_kernel(arch, dtype, p["rows"], p["cols"], ops, p["reads"], p["writes"], p["block"], p["rows_per_workgroup"])

@@ -100,7 +100,7 @@ def pow2ceil(x) -> np.ndarray:
     return pow2(np.ceil(np.log2(x)))
 
 
-def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0) -> dict:
+def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0, block=0.0, rows_per_workgroup=0.0) -> dict:
     """Geometry of a row-wise kernel (softmax, layernorm, rmsnorm).
 
     A row of at most one wave's worth of 16-B loads (64 x 16 B = 1 KiB on CDNA) is handled by one
@@ -108,6 +108,8 @@ def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0) -> dict
     a longer row gets one workgroup of the next power of two of work-items that covers it at
     16 B per lane, capped at the arch's largest workgroup. ``fits`` says whether the row fits the
     on-chip budget (`row_budget`: the workgroup's LDS, or a cluster's), i.e. a single pass.
+    ``block`` and ``rows_per_workgroup`` (0: the model's choice) pin the geometry a kernel was
+    launched with (a trace's recorded block, and rows / grid): its grid, unsplit and not persistent.
     """
     rows = np.asarray(rows, dtype=float)
     cols = np.asarray(cols, dtype=float)
@@ -128,13 +130,26 @@ def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0) -> dict
     # workgroup (FlyDSL's and vLLM's norms, PyTorch's block softmax)
     grid = np.where(wave_row, np.minimum(grid, resident_workgroups(arch, wg)), grid)
     lanes_per_row = np.where(wave_row, wave, wg)
+    # a pinned launch: its own workgroup size and grid, its lanes shared by the rows it holds at
+    # once (AITER's per-head RMSNorm: one 64-lane workgroup per 128-column row; PyTorch's LayerNorm:
+    # 256 lanes on one row, reduced across waves through LDS)
+    pinned = np.asarray(rows_per_workgroup, dtype=float) > 0
+    if np.any(pinned) or np.any(np.asarray(block, dtype=float) > 0):
+        wg = np.where(np.asarray(block, dtype=float) > 0, np.clip(np.asarray(block, dtype=float), 1.0, max_wg), wg)
+        rpw = np.maximum(np.asarray(rows_per_workgroup, dtype=float), 1.0)
+        split = np.where(pinned, 1.0, split)
+        part = row_bytes / split
+        at_once = np.where(wave_row, np.maximum(np.floor(wg / wave), 1.0), 1.0)
+        rows_per_wg = np.where(pinned, np.minimum(rpw, at_once), np.where(wave_row, at_once, 1.0))
+        grid = np.where(pinned, ceil_div(rows, rpw), grid)
+        lanes_per_row = np.where(pinned, np.maximum(wg / rows_per_wg, 1.0), np.where(wave_row, wave, wg))
     loads = np.clip(ceil_div(part, lanes_per_row * load), 1, 4)
     return {
         "row_bytes": row_bytes,
         "wg": wg,
         "grid": grid,
         "rows_per_wg": rows_per_wg,
-        "waves_per_row": np.where(wave_row, 1.0, wg / wave),
+        "waves_per_row": np.maximum(ceil_div(lanes_per_row, wave), 1.0),
         "fits": (row_bytes <= row_budget(arch)) & (split == 1),
         "split": split,
         "flight": in_flight(arch, load, loads),
@@ -191,6 +206,26 @@ TENSOR_PARAMS = [
     Param("reads", float, 1, minimum=1, help="rows x cols tensors read (2: fused residual add, x and residual)"),
     Param("writes", float, 1, minimum=1, help="rows x cols tensors written (2: output and updated residual)"),
 ]
+ROW_FAMILIES = ("softmax", "layernorm", "rmsnorm")
+
+
+def pinned_row_geometry(rows: float, block: int, workgroups: int) -> dict:
+    """The case keys that pin a row kernel to a recorded launch (``block`` work-items per
+    workgroup, ``workgroups`` in its grid), or {} where the launch is not one the keys describe
+    (more workgroups than rows: a row split over workgroups)."""
+    if not (0 < workgroups <= rows) or block <= 0:
+        return {}
+    return {"block": int(block), "rows_per_workgroup": round(rows / workgroups, 6)}
+
+
+# a row kernel's launch as recorded (`perfmodel validate` sets them from a trace's grid and block;
+# a what-if on another GPU leaves them to the model): e.g. one workgroup per row
+ROW_GEOMETRY_PARAMS = [
+    Param("block", int, 0, minimum=0, help="work-items of one workgroup as launched; 0: the model's choice"),
+    Param("rows_per_workgroup", float, 0, minimum=0,
+          help="rows one workgroup handles as launched (rows / grid; 1: one workgroup per row); 0: the model's choice "
+               "(many short rows: persistent workgroups that loop over them)"),
+]
 # the backward of a row kernel: reads the output gradient beside its input (`RowOps.inputs`)
 PHASE_PARAM = Param("phase", str, "fwd", choices=("fwd", "bwd"), help="bwd: the input's gradient from the output's (two tensors read)")
 
@@ -216,7 +251,7 @@ def passes_after_reductions(arch, ops: RowOps) -> float:
     return (ops.reductions - params) * l2 / mem + params
 
 
-def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0) -> Work:
+def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0, block=0.0, rows_per_workgroup=0.0) -> Work:
     """`Work` of a row-wise normalisation (softmax, layernorm, rmsnorm) over a rows x cols tensor.
 
     - reads ``reads`` tensors once and writes ``writes`` tensors once (same dtype; the extra
@@ -231,7 +266,7 @@ def row_kernel(arch, dtype: str, rows, cols, ops: RowOps, reads=1.0, writes=1.0)
     cols = np.asarray(cols, dtype=float)
     s = dtypes.size(dtype)
     a = acc_size(arch, dtype)
-    g = row_launch(arch, rows, cols, s, ops.sfu_fit[0])
+    g = row_launch(arch, rows, cols, s, ops.sfu_fit[0], block, rows_per_workgroup)
     fits = g["fits"]
     elems = rows * cols
     x = elems * s

@@ -257,6 +257,8 @@ def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True, replays: St
         case, why, op = _kernel_case(tr, k, dtype)
         if case is not None and case.get("layout") == "nchw" and k.ext_id in blocks:
             case = {**case, "block": blocks[k.ext_id]}  # the batch norm's workgroups, as launched
+        if pin and case is not None:
+            case = _pinned_row_launch(case, k)
         if case is not None and k.ext_id is not None and op is not None:  # the op's own case, not a manifest's
             call_of[ki] = ("op", k.ext_id)
         if case is None and replays is not None:
@@ -305,6 +307,19 @@ def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True, replays: St
                 out.case_index[key] = len(out.cases)
                 out.cases.append(c)
     return out
+
+
+def _pinned_row_launch(case: dict, k) -> dict:
+    """A row kernel's case (softmax, layernorm, rmsnorm) pinned to its recorded launch: its
+    workgroup size and rows per workgroup (one workgroup per row: PyTorch's LayerNorm, AITER's
+    per-head RMSNorm), which the workgroup launch rate then times; not in a what-if, where the
+    launch is the recorded build's choice."""
+    from perfmodel.models.streaming_common import ROW_FAMILIES, pinned_row_geometry
+
+    if case.get("kernel") not in ROW_FAMILIES or "rows_per_workgroup" in case or not k.workitems or not k.block:
+        return case
+    lanes = prod_dims(k.block)
+    return {**case, **pinned_row_geometry(float(case["rows"]), lanes, k.workitems // lanes)}
 
 
 def _per_channel_blocks(tr) -> dict:
