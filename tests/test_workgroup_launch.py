@@ -121,3 +121,16 @@ def test_trace_pins_row_launches_but_not_in_a_what_if():
     assert big["predicted_us"] > 240 and big["bound"] == LAUNCH
     other = validate_trace(trace, arch="mi355x")
     assert all(r["shape"]["rows_per_workgroup"] == 0 for r in other.rows if r["kernel"] == "rmsnorm")
+
+
+def test_validate_names_the_launch_rate():
+    """A measured kernel the model paces by its workgroup launches is explained in those words."""
+    from perfmodel.counters.measurement import Measurement
+    from perfmodel.prediction import evaluate, normalize_all
+    from perfmodel.validate.compare import compare
+
+    case = {"kernel": "rmsnorm", "rows": 491520, "cols": 128, "dtype": "bf16", "block": 64, "rows_per_workgroup": 1}
+    (pred,) = evaluate(normalize_all([case], ["mi300x"]))
+    m = Measurement(kernel="add_rmsnorm_quant_kernel", dispatch=0, gfx="gfx942", time_s=390.8e-6)
+    out = compare(m, pred, load_arch("mi300x"))
+    assert out["explaining_term"] == WORKGROUP_LAUNCH and "workgroup launches" in out["explain"]

@@ -30,6 +30,7 @@ from perfmodel.vocab import (
     INT,
     LAUNCH,
     MEMORY,
+    WORKGROUP_LAUNCH,
     compute_term,
     flop_key,
     is_compute,
@@ -215,6 +216,9 @@ def _explain_time(m: Measurement, pred: Prediction, frac, flops_missing: bool) -
     term = max(body_amt, key=body_amt.get)
     if launch > max(body_amt.values()):
         return f"{head}: the kernel is launch-bound in the model ({launch * 1e6:.1f} us overhead)", LAUNCH
+    if term == WORKGROUP_LAUNCH:
+        return (f"{head}: the model paces the kernel by its workgroup launches ({body_pred[term] * 1e6:.1f} us at the "
+                "spec's workgroup launch rate)", term)
     return _explain_rate(m, pred, term, amt_ratio.get(term), head, _measured_amount(m, term, frac, flops_missing))
 
 
