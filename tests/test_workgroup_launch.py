@@ -15,6 +15,7 @@ from perfmodel.arch import load_arch
 from perfmodel.archspec import parse_spec
 from perfmodel.errors import InputError
 from perfmodel.estimate import estimate
+from perfmodel.models.streaming_common import waves_per_cu
 from perfmodel.vocab import LAUNCH, WORKGROUP_LAUNCH, bound_label
 
 TERM_US = f"{WORKGROUP_LAUNCH}_us"
@@ -106,6 +107,10 @@ def test_pinned_row_launch_one_workgroup_per_row():
     # PyTorch's LayerNorm: 256 lanes on one row, so four waves share each row's reduction
     w = run("layernorm", arch, "bf16", rows=141, cols=512, block=256, rows_per_workgroup=1)
     assert float(np.ravel(w.launch.grid)[0]) == 141
+    # a block alone keeps the model's grid rule for that block: one-wave workgroups, persistent
+    w = run("rmsnorm", arch, "bf16", rows=491520, cols=128, block=64)
+    assert float(np.ravel(w.launch.workgroup_size)[0]) == 64
+    assert float(np.ravel(w.launch.grid)[0]) == arch.cus * waves_per_cu(arch)  # one wave each, every slot
 
 
 def test_trace_pins_row_launches_but_not_in_a_what_if():

@@ -141,7 +141,9 @@ def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0, block=0
         part = row_bytes / split
         at_once = np.where(wave_row, np.maximum(np.floor(wg / wave), 1.0), 1.0)
         rows_per_wg = np.where(pinned, np.minimum(rpw, at_once), np.where(wave_row, at_once, 1.0))
-        grid = np.where(pinned, ceil_div(rows, rpw), grid)
+        free = ceil_div(rows, rows_per_wg) * split  # a block alone: the model's grid for that block
+        free = np.where(wave_row, np.minimum(free, resident_workgroups(arch, wg)), free)
+        grid = np.where(pinned, ceil_div(rows, rpw), free)
         lanes_per_row = np.where(pinned, np.maximum(wg / rows_per_wg, 1.0), np.where(wave_row, wave, wg))
     loads = np.clip(ceil_div(part, lanes_per_row * load), 1, 4)
     return {
