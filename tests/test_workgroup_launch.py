@@ -139,3 +139,15 @@ def test_validate_names_the_launch_rate():
     m = Measurement(kernel="add_rmsnorm_quant_kernel", dispatch=0, gfx="gfx942", time_s=390.8e-6)
     out = compare(m, pred, load_arch("mi300x"))
     assert out["explaining_term"] == WORKGROUP_LAUNCH and "workgroup launches" in out["explain"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [({"block": 5000, "rows_per_workgroup": 1}, "block"), ({"rows_per_workgroup": 0.5}, "rows_per_workgroup")],
+)
+def test_impossible_row_launch_is_refused(extra, key):
+    """A workgroup larger than the GPU's largest, or part of a row per workgroup, is refused with
+    the key named, not clipped into a launch that never ran."""
+    with pytest.raises(InputError) as e:
+        _row("rmsnorm", "mi300x", rows=10, cols=128, **extra)
+    assert e.value.key == key

@@ -135,7 +135,8 @@ def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0, block=0
     # 256 lanes on one row, reduced across waves through LDS)
     pinned = np.asarray(rows_per_workgroup, dtype=float) > 0
     if np.any(pinned) or np.any(np.asarray(block, dtype=float) > 0):
-        wg = np.where(np.asarray(block, dtype=float) > 0, np.clip(np.asarray(block, dtype=float), 1.0, max_wg), wg)
+        _check_row_geometry(arch, block, rows_per_workgroup, max_wg)
+        wg = np.where(np.asarray(block, dtype=float) > 0, np.asarray(block, dtype=float), wg)
         rpw = np.maximum(np.asarray(rows_per_workgroup, dtype=float), 1.0)
         split = np.where(pinned, 1.0, split)
         part = row_bytes / split
@@ -156,6 +157,20 @@ def row_launch(arch, rows, cols, s: float, sfu_per_element: float = 0.0, block=0
         "split": split,
         "flight": in_flight(arch, load, loads),
     }
+
+
+def _check_row_geometry(arch, block, rows_per_workgroup, max_wg: float) -> None:
+    """A pinned launch the GPU could run: at most its largest workgroup, and whole rows per
+    workgroup (a row split over workgroups is the model's own `split_rows`, not a key)."""
+    from perfmodel.errors import InputError
+
+    b = np.asarray(block, dtype=float)
+    if np.any(b > max_wg):
+        raise InputError(f"expected at most {max_wg:.0f} work-items ({arch.key}'s largest workgroup), got {b[b > max_wg].flat[0]:.0f}", key="block")
+    r = np.asarray(rows_per_workgroup, dtype=float)
+    bad = (r > 0) & (r < 1)
+    if np.any(bad):
+        raise InputError(f"expected 0 (the model's choice) or at least 1 row per workgroup, got {r[bad].flat[0]:g}", key="rows_per_workgroup")
 
 
 # A workgroup's share of a split row: at least 256 lanes x 4 loads of 16 B in flight (16 KiB).
