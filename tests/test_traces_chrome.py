@@ -541,3 +541,25 @@ def test_rpd_kernels_take_a_manifest_case(tmp_path):
     assert r.exit_code == 0, r.output
     (row,) = [k for k in json.loads(r.output)["kernels"] if "scaled_rms_norm" in k["kernel_name"]]
     assert row["predicted_us"] > 0 and row["shape"]["rows"] >= 1
+
+
+def test_gzipped_rpd_reads_as_the_plain_one(tmp_path):
+    """A gzip-compressed database (rocmProfileData's own test file ships as mytrace.rpd.gz) is
+    read like the plain one: SQLite cannot read the stream, so a decompressed copy is used; the
+    file given is left as it was. A corrupt stream is one error line."""
+    import gzip
+
+    gz = tmp_path / "mytrace_cut.rpd.gz"
+    gz.write_bytes(gzip.compress(RPD.read_bytes()))
+    before = gz.read_bytes()
+    plain = CliRunner().invoke(cli, ["validate", str(RPD), "--arch", "mi300x", "--format", "json"])
+    packed = CliRunner().invoke(cli, ["validate", str(gz), "--arch", "mi300x", "--format", "json"])
+    assert packed.exit_code == 0, packed.output
+    a, b = json.loads(plain.output), json.loads(packed.output)
+    assert b["summary"]["gpu_time_us"] == a["summary"]["gpu_time_us"] and len(b["kernels"]) == len(a["kernels"])
+    assert gz.read_bytes() == before
+    cut = tmp_path / "cut.rpd.gz"
+    cut.write_bytes(before[: len(before) // 2])
+    r = CliRunner().invoke(cli, ["validate", str(cut), "--arch", "mi300x"])
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert r.exit_code == 2 and len(lines) == 1 and "Traceback" not in r.output, r.output

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from perfmodel.errors import InputError, one_line
 from perfmodel.readers import formats, rocpd_sqlite, rocprof_json, rocprof_v3
-from perfmodel.readers.opening import open_by_content
+from perfmodel.readers.opening import connect_readonly, open_by_content
 
 CHROME = "torch.profiler chrome trace"
 RPD = "rpd sqlite"
@@ -191,7 +191,7 @@ def _rocpd(path: Path, fp: Fingerprint) -> None:
     db = path if path.is_file() else rocpd_sqlite.databases(path)[0]
     fp.evidence.append(f"{db.name}: SQLite with the rocpd tables of rocprofiler-sdk")
     try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        con = connect_readonly(db)
         try:
             tables = rocpd_sqlite.resolve(con, str(db))
             meta = _metadata(con)
@@ -322,7 +322,7 @@ def _chrome(path: Path) -> Fingerprint:
 
 def _rpd(path: Path) -> Fingerprint:
     fp = Fingerprint(path=str(path), format=RPD, tool="rocmProfileData (rpd_tracer)", readable=False)  # not a rocprof workload
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = connect_readonly(path)
     try:
         meta = _metadata(con)
         try:

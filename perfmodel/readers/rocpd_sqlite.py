@@ -22,9 +22,9 @@ from pathlib import Path
 
 from perfmodel.errors import InputError, excerpt, one_line
 from perfmodel.readers import csvio
+from perfmodel.readers.opening import connect_readonly, is_sqlite
 from perfmodel.readers.records import Dispatch, Workload
 
-MAGIC = b"SQLite format 3\x00"
 TABLES = (
     "rocpd_kernel_dispatch",
     "rocpd_info_kernel_symbol",
@@ -32,14 +32,6 @@ TABLES = (
     "rocpd_pmc_event",
     "rocpd_info_pmc",
 )
-
-
-def is_sqlite(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == MAGIC
-    except OSError:
-        return False
 
 
 def resolve(con: sqlite3.Connection, where: str) -> dict[str, str]:
@@ -142,8 +134,8 @@ def _query(tables: dict[str, str], counters: list[tuple[str, list[int]]], dispat
 
 def _connect(path: Path) -> sqlite3.Connection:
     try:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as e:
+        return connect_readonly(path)
+    except (sqlite3.Error, OSError) as e:
         raise InputError(f"cannot open database ({e})", where=str(path)) from None
 
 

@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from perfmodel.errors import InputError
+from perfmodel.readers.opening import connect_readonly, is_sqlite
 from perfmodel.traces.chrome import GLOBAL_SIZE_LAUNCHES, ChromeTrace, Kernel, prod_dims
 
 FORMAT = "RPD (rocmProfileData)"
@@ -41,10 +42,9 @@ def is_rpd(path: str | Path) -> bool:
     if not p.is_file():
         return False
     try:
-        with open(p, "rb") as f:
-            if f.read(16) != b"SQLite format 3\x00":
-                return False
-        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+        if not is_sqlite(p):
+            return False
+        con = connect_readonly(p)
         try:
             names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
         finally:
@@ -61,7 +61,7 @@ def read_rpd(path: str | Path) -> ChromeTrace:
     where = str(path)
     kernels, gpus = [], set()
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con = connect_readonly(path)
         try:
             _add_kernels(con.execute(_KERNELS), kernels, gpus, where)  # row by row: no copy of the whole table
         finally:
