@@ -723,14 +723,16 @@ def _timed_terms(work: Work, shape, terms: _Terms) -> None:
         terms.latency_limited[t] = lat > secs - lat
 
 
-def _workgroup_launch(work: Work, arch: Arch, shape, terms: _Terms) -> None:
+def _workgroup_launch(work: Work, arch: Arch, shape, terms: _Terms, clock: float = 1.0) -> None:
     """The dispatchers launch workgroups at a finite rate (archspec `launch.workgroup_rate`), so a
     grid of many small workgroups takes at least grid / rate however little each one does
     (PyTorch's BatchNorm transform: 262,144 one-wave workgroups; AITER's per-head RMSNorm: one
     64-lane workgroup per row). A throughput floor beside the compute and memory terms, only
     where the model knows the grid and the spec has a figure (missing, never zero, elsewhere);
-    the naive roofline leaves it out."""
+    the naive roofline leaves it out. The rate is per core clock, so a kernel that keeps a matrix
+    pipe busy launches at its loaded clock (``clock``: the share of the spec clock)."""
     rate = arch.workgroups_per_s()
+    rate = None if rate is None else rate * clock
     L = work.launch
     if rate is None or L is None or not np.any(np.asarray(L.grid) > 0):
         return
@@ -921,7 +923,7 @@ def estimate(
     _dependent_chain(work, arch, occ, terms)
     _memory_terms(work, arch, occ, shape, used, terms, notes, first_principles, clock)
     _timed_terms(work, shape, terms)
-    _workgroup_launch(work, arch, shape, terms)
+    _workgroup_launch(work, arch, shape, terms, clock[0])
     _k_loop(work, arch, occ, terms)
     faster = _load_compute_pipeline(work, terms, shape)
     if not terms.time:
