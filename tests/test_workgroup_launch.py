@@ -3,6 +3,7 @@ a grid of many tiny workgroups is paced by it where a spec has a figure, and now
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -154,3 +155,32 @@ def test_impossible_row_launch_is_refused(extra, key):
     with pytest.raises(InputError) as e:
         _row("rmsnorm", "mi300x", rows=10, cols=128, **extra)
     assert e.value.key == key
+
+
+def _layer_norm_trace(path: Path, kernels: int) -> Path:
+    """A minimal MI300X chrome trace: one aten::layer_norm call over 4096 x 128 bf16 that launched
+    ``kernels`` kernels of 4096 workgroups of 256 lanes each."""
+    ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::layer_norm", "ts": 0, "dur": 50,
+           "args": {"External id": 7, "Input Dims": [[4096, 128], [128], [128], [128], []],
+                    "Input type": ["c10::BFloat16"] * 4 + ["Scalar"]}}]  # fmt: skip
+    for i in range(kernels):
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "ts": 1 + i, "dur": 1,
+                   "args": {"correlation": 10 + i, "External id": 7}})  # fmt: skip
+        ev.append({"ph": "X", "cat": "kernel", "name": f"void at::native::vectorized_layer_norm_kernel_{i}",
+                   "ts": 10 + 20 * i, "dur": 8.0,
+                   "args": {"External id": 7, "correlation": 10 + i, "grid": [4096, 1, 1], "block": [256, 1, 1]}})  # fmt: skip
+    props = [{"name": "AMD Instinct MI300X", "computeMajor": 9, "computeMinor": 4, "numSms": 304}]
+    path.write_text(json.dumps({"traceEvents": ev, "deviceProperties": props}))
+    return path
+
+
+def test_only_a_one_kernel_op_is_pinned(tmp_path):
+    """An op that launched one kernel is predicted at that kernel's launch; an op of several
+    kernels is not (its longest kernel's grid need not be the row kernel's), as in the trace
+    extraction of validation/."""
+    from perfmodel.traces.report import validate_trace
+
+    (one,) = validate_trace(_layer_norm_trace(tmp_path / "one.json", 1)).rows
+    assert one["shape"]["block"] == 256 and one["shape"]["rows_per_workgroup"] == 1
+    (two,) = validate_trace(_layer_norm_trace(tmp_path / "two.json", 2)).rows
+    assert two["shape"]["rows_per_workgroup"] == 0

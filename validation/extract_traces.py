@@ -27,7 +27,7 @@ from perfmodel.frontend.op_tables import DTYPE_NAMES as DTYPE
 from perfmodel.frontend.vision_ops import batch_norm_layout
 from perfmodel.models.batchnorm import PER_CHANNEL_KERNELS
 from perfmodel.models.streaming_common import ROW_FAMILIES, pinned_row_geometry
-from perfmodel.traces.chrome import GLOBAL_SIZE_LAUNCHES
+from perfmodel.traces.chrome import launch_workitems
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT.parent / "shared" / "data" / "traces"
@@ -301,8 +301,8 @@ def extract(path: Path) -> dict:
             ka = kernels[0].get("args", {})
             g, b = ka.get("grid"), ka.get("block")
             if isinstance(g, list) and isinstance(b, list) and prod(b) > 0:
-                global_size = api.get(ka.get("correlation")) in GLOBAL_SIZE_LAUNCHES
-                seen["row_launches"].add((prod(b), prod(g) // prod(b) if global_size else prod(g)))
+                items = launch_workitems(g, b, api.get(ka.get("correlation")))
+                seen["row_launches"].add((prod(b), items // prod(b)))
         for k in kernels:  # the workgroup size of PyTorch's per-channel batch-norm kernels, as launched
             if any(p in k["name"] for p in PER_CHANNEL_KERNELS) and isinstance(k.get("args", {}).get("block"), list):
                 seen["blocks"].add(prod(k["args"]["block"]))

@@ -59,6 +59,12 @@ def prod_dims(t) -> int:
     return out
 
 
+def launch_workitems(grid, block, api: str | None) -> int:
+    """Work-items of a recorded launch: the grid counts workgroups, except where the launching
+    call took the global size (`GLOBAL_SIZE_LAUNCHES`), whose grid is the work-items already."""
+    return prod_dims(grid) * (1 if api in GLOBAL_SIZE_LAUNCHES else prod_dims(block or ()))
+
+
 @dataclass
 class ChromeTrace:
     path: str
@@ -272,8 +278,7 @@ def read_chrome_trace(path: str | Path) -> ChromeTrace:
         if k.ext_id is None and k.correlation in launch_ext:
             k.ext_id = launch_ext[k.correlation]
         if k.grid is not None:
-            global_size = launch_api.get(k.correlation) in GLOBAL_SIZE_LAUNCHES
-            k.workitems = prod_dims(k.grid) * (1 if global_size else prod_dims(k.block or ()))
+            k.workitems = launch_workitems(k.grid, k.block, launch_api.get(k.correlation))
     devs = data.get("deviceProperties") or []
     has_ops = bool(ops)
     return ChromeTrace(

@@ -17,6 +17,7 @@ unknown name).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from perfmodel.errors import InputError
@@ -253,11 +254,12 @@ def _group_kernels(tr, man, dtype: str, arch: str, pin: bool = True, replays: St
     call_of: dict[int, tuple] = {}  # kernel -> its op call (an External id, or a replay's matched op)
     seen: dict = {}
     blocks = _per_channel_blocks(tr) if pin else {}  # the recorded build's choice: not in a what-if
+    per_op = Counter(k.ext_id for k in tr.kernels if k.ext_id is not None)  # kernels each op call launched
     for ki, k in enumerate(tr.kernels):
         case, why, op = _kernel_case(tr, k, dtype)
         if case is not None and case.get("layout") == "nchw" and k.ext_id in blocks:
             case = {**case, "block": blocks[k.ext_id]}  # the batch norm's workgroups, as launched
-        if pin and case is not None:
+        if pin and case is not None and per_op.get(k.ext_id) == 1:  # a one-kernel op: its launch is the case's
             case = _pinned_row_launch(case, k)
         if case is not None and k.ext_id is not None and op is not None:  # the op's own case, not a manifest's
             call_of[ki] = ("op", k.ext_id)

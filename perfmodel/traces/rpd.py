@@ -16,7 +16,7 @@ from pathlib import Path
 
 from perfmodel.errors import InputError
 from perfmodel.readers.opening import connect_readonly, is_sqlite
-from perfmodel.traces.chrome import GLOBAL_SIZE_LAUNCHES, ChromeTrace, Kernel, prod_dims
+from perfmodel.traces.chrome import ChromeTrace, Kernel, launch_workitems
 
 FORMAT = "RPD (rocmProfileData)"
 
@@ -80,6 +80,6 @@ def _add_kernels(rows, kernels: list, gpus: set, where: str) -> None:
                              f" got {start!r}, {end!r}", where=where, key="rocpd_op")
         k = Kernel(name=str(name), dur_us=(end - start) / 1e3, ts=start / 1e3, grid=(gx, gy, gz), block=(wx, wy, wz),
                    correlation=api_id, stream=None)
-        k.workitems = prod_dims(k.grid) * (1 if api in GLOBAL_SIZE_LAUNCHES else prod_dims(k.block))
+        k.workitems = launch_workitems(k.grid, k.block, api)
         kernels.append(k)
         gpus.add(gpu)
