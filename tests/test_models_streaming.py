@@ -657,6 +657,33 @@ def test_batchnorm_nchw_runs_one_workgroup_per_channel(mi300x):
     assert transform.launch.bytes_in_flight_per_wave == pytest.approx(2 * 2 * 64 * 12544 / (13 * 1024))
 
 
+def test_batchnorm_whole_channel_on_chip(mi300x):
+    """Training, device-filling layout: where one channel fits one workgroup's 64 KiB of LDS
+    (32768 bf16 elements), one kernel reading the channel once (a row of the norms' row kernel
+    per channel, `batchnorm._add_whole_channel`) is the faster way; a longer channel keeps the
+    two passes. 4 x 128 x 32 x 32 bf16 (4096 elements a channel, 1 MiB): the one kernel moves
+    the tensor in and out once where the two passes read it twice and pay two dispatches."""
+    import perfmodel
+    from perfmodel.models.batchnorm import WHOLE_CHANNEL_NOTE
+
+    small = run("batchnorm", mi300x, "bf16", n=4 * 128 * 1024, channels=128)
+    ((sub, at, note),) = small.alternatives
+    assert list(at) == [0] and note == WHOLE_CHANNEL_NOTE and not sub.serial
+    assert (sub.launch.grid, val(sub.bytes_read, "hbm"), val(sub.bytes_write, "hbm")) == (128, 2 * 4 * 128 * 1024, 2 * 4 * 128 * 1024)
+    (r,) = perfmodel.predict("batchnorm", "mi300x", dtype="bf16", n=4 * 128 * 1024, channels=128)
+    assert WHOLE_CHANNEL_NOTE in r.notes and r.grid == 128  # the estimate took the faster way
+    small.alternatives.clear()
+    assert np.ravel(perfmodel.estimate(small, mi300x).time_s)[0] > r.time_us * 1e-6 * 1.2  # the two passes
+    for phase in ("fwd", "bwd"):  # one dispatch instead of two: faster than without the path
+        (one,) = perfmodel.predict("batchnorm", "h200", dtype="fp16", n=524288, channels=128, phase=phase)
+        (both,) = perfmodel.predict("batchnorm", "h200", dtype="fp16", n=524288 * 64, channels=128, phase=phase)
+        assert WHOLE_CHANNEL_NOTE in one.notes and WHOLE_CHANNEL_NOTE not in both.notes  # 262144 > 32768 elements
+    # exactly at the LDS: 32768 bf16 elements a channel fit, one more does not
+    at_lds = run("batchnorm", mi300x, "bf16", n=np.array([32768.0, 32769.0]) * 8, channels=8)
+    assert [list(a) for _, a, _ in at_lds.alternatives] == [[0]]
+    assert not run("batchnorm", mi300x, "bf16", n=2**20, channels=8, training=False).alternatives  # inference: one pass anyway
+
+
 def test_batchnorm_block_is_one_pytorch_builds():
     """block names PyTorch's MAX_BLOCK_SIZE of a build: 1024 or 256 on ROCm, 512 on CUDA."""
     import perfmodel

@@ -100,7 +100,40 @@ def batchnorm(p: dict, arch, dtype: str) -> Work:
         "batchnorm: " + ("reduce (dy, x) then elementwise (dx)" if bwd else "statistics then transform")
         + " kernels, each timed with its own grid, one after another; the second pass reads its inputs again"
     )
+    _add_whole_channel(w, arch, dtype, n, np.asarray(p["channels"], dtype=float), bwd)
     return w
+
+
+# A channel held whole in one workgroup's shared memory: one kernel reads it once, reduces it and
+# writes it normalised (forward: sum and sum of squares, then one FMA per element with the
+# channel's scale and shift; backward: the two sums over dy and dy * xhat, then dx), one row of a
+# row kernel per channel. VALU FLOPs per element as the two-kernel passes above count them.
+WHOLE_CHANNEL = sc.RowOps(param_rows=0, valu_fit=STATS_FLOPS + TRANSFORM_FLOPS, valu_multi=STATS_FLOPS + TRANSFORM_FLOPS,
+                          sfu_fit=(0, 1), sfu_multi=(0, 1), reductions=2, fmas=2)
+WHOLE_CHANNEL_BWD = sc.RowOps(param_rows=0, valu_fit=BWD_REDUCE_FLOPS + BWD_ELEMT_FLOPS, valu_multi=BWD_REDUCE_FLOPS + BWD_ELEMT_FLOPS,
+                              sfu_fit=(0, 0), sfu_multi=(0, 0), reductions=2, fmas=3, inputs=2)
+WHOLE_CHANNEL_NOTE = ("batchnorm: each channel held whole in one workgroup's shared memory, read once by one kernel "
+                      "(the fastest library kernels' persistent path: TileOPs PR #324) beats the two passes")
+
+
+def _add_whole_channel(w: Work, arch, dtype: str, n, c, bwd: bool) -> None:
+    """Where one channel's elements fit one workgroup's LDS (shared memory), a library can run the
+    training pass as a single kernel that loads the channel once, keeps it on chip through its
+    reductions and writes the result: TileOPs' BatchNorm forward and backward kernels take that
+    "persistent path" for channels of up to 8192 elements, the channel copied into shared memory
+    (tile-ai/TileOPs PR #324, "Performance design"; issue #1263: `block_l = L`, one tile), where
+    the two-kernel passes read the input twice and pay two dispatches. It is the row kernel of
+    the norms with one channel per row (`streaming_common.row_kernel`), an alternative the
+    estimator takes where it is faster (`Work.alternatives`)."""
+    n, c = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(c, dtype=float))
+    length = n / c
+    fits = length * dtypes.size(dtype) <= sc.lds_limit(arch)
+    at = np.flatnonzero(fits)
+    if not len(at):
+        return
+    ops = WHOLE_CHANNEL_BWD if bwd else WHOLE_CHANNEL
+    sub = sc.row_kernel(arch, dtype, c.ravel()[at], length.ravel()[at], ops)
+    w.alternatives.append((sub, at, WHOLE_CHANNEL_NOTE))
 
 
 def _nchw_kernels(arch, block) -> tuple[np.ndarray, np.ndarray]:
