@@ -693,6 +693,10 @@ def test_batchnorm_block_is_one_pytorch_builds():
     assert e.value.key == "block"
     (h100,) = perfmodel.predict("batchnorm", "h100", n=2**20, channels=64, layout="nchw")
     assert h100.grid == 64 and "one workgroup per channel" in h100.notes
+    for n, c in ((7, 1000), (1000, 7)):  # fewer elements than channels; a part of one in some channel
+        with pytest.raises(InputError, match=rf"expected a whole multiple of channels \({c}; n = N x C x ...\), got {n}") as e:
+            perfmodel.predict("batchnorm", "mi300x", n=n, channels=c)
+        assert e.value.key == "n"
     with pytest.raises(InputError, match="divide n / channels into whole images") as e:  # 2^14 per channel
         perfmodel.predict("batchnorm", "mi300x", n=2**20, channels=64, layout="nchw", spatial=3000)
     assert e.value.key == "spatial"

@@ -81,6 +81,12 @@ MAX_GRID = 65535.0
 )
 def batchnorm(p: dict, arch, dtype: str) -> Work:
     n = np.asarray(p["n"], dtype=float)
+    per_channel = n / np.asarray(p["channels"], dtype=float)
+    bad = (per_channel < 1) | (per_channel != np.floor(per_channel))
+    if np.any(bad):  # n = N x C x H x W: whole elements in every channel
+        c = float(np.broadcast_to(np.asarray(p["channels"], dtype=float), bad.shape)[bad].flat[0])
+        got = float(np.broadcast_to(n, bad.shape)[bad].flat[0])
+        raise InputError(f"expected a whole multiple of channels ({c:.0f}; n = N x C x ...), got {got:.0f}", key="n")
     training, bwd = bool(p.get("training", True)), p.get("phase", "fwd") == "bwd"
     if p.get("layout", "nhwc") == "nchw":
         kernels = _nchw_kernels(arch, p.get("block", 0))
