@@ -118,8 +118,8 @@ WHOLE_CHANNEL = sc.RowOps(param_rows=0, valu_fit=STATS_FLOPS + TRANSFORM_FLOPS, 
                           sfu_fit=(0, 1), sfu_multi=(0, 1), reductions=2, fmas=2)
 WHOLE_CHANNEL_BWD = sc.RowOps(param_rows=0, valu_fit=BWD_REDUCE_FLOPS + BWD_ELEMT_FLOPS, valu_multi=BWD_REDUCE_FLOPS + BWD_ELEMT_FLOPS,
                               sfu_fit=(0, 0), sfu_multi=(0, 0), reductions=2, fmas=3, inputs=2)
-WHOLE_CHANNEL_NOTE = ("batchnorm: each channel held whole in one workgroup's shared memory, read once by one kernel "
-                      "(the fastest library kernels' persistent path: TileOPs PR #324) beats the two passes")
+WHOLE_CHANNEL_NOTE = ("batchnorm: predicted as one kernel, each channel held whole in one workgroup's shared memory and "
+                      "read once (the persistent path of TileOPs PR #324), faster here than the two passes")
 
 
 def _add_whole_channel(w: Work, arch, dtype: str, n, c, bwd: bool) -> None:
