@@ -80,17 +80,16 @@ MAX_GRID = 65535.0
     default_dtype="bf16",
 )
 def batchnorm(p: dict, arch, dtype: str) -> Work:
-    n = np.asarray(p["n"], dtype=float)
-    per_channel = n / np.asarray(p["channels"], dtype=float)
+    n, c = np.asarray(p["n"], dtype=float), np.asarray(p["channels"], dtype=float)
+    per_channel = n / c
     bad = (per_channel < 1) | (per_channel != np.floor(per_channel))
     if np.any(bad):  # n = N x C x H x W: whole elements in every channel
-        c = float(np.broadcast_to(np.asarray(p["channels"], dtype=float), bad.shape)[bad].flat[0])
-        got = float(np.broadcast_to(n, bad.shape)[bad].flat[0])
-        raise InputError(f"expected a whole multiple of channels ({c:.0f}; n = N x C x ...), got {got:.0f}", key="n")
+        first = [float(np.broadcast_to(x, bad.shape)[bad].flat[0]) for x in (c, n)]
+        raise InputError(f"expected a whole multiple of channels ({first[0]:.0f}; n = N x C x ...), got {first[1]:.0f}", key="n")
     training, bwd = bool(p.get("training", True)), p.get("phase", "fwd") == "bwd"
     if p.get("layout", "nhwc") == "nchw":
         kernels = _nchw_kernels(arch, p.get("block", 0))
-        return _nchw(n, np.asarray(p["channels"], dtype=float), np.asarray(p.get("spatial", 0), dtype=float), arch, dtype, training, bwd, kernels)
+        return _nchw(n, c, np.asarray(p.get("spatial", 0), dtype=float), arch, dtype, training, bwd, kernels)
     elem = {"n": n, "reads": 2.0 if bwd and training else 1.0, "writes": 1.0,
             "flops_per_element": BWD_ELEMT_FLOPS if bwd and training else TRANSFORM_FLOPS, "sfu_per_element": 0.0}
     if not training:
@@ -106,7 +105,7 @@ def batchnorm(p: dict, arch, dtype: str) -> Work:
         "batchnorm: " + ("reduce (dy, x) then elementwise (dx)" if bwd else "statistics then transform")
         + " kernels, each timed with its own grid, one after another; the second pass reads its inputs again"
     )
-    _add_whole_channel(w, arch, dtype, n, np.asarray(p["channels"], dtype=float), bwd)
+    _add_whole_channel(w, arch, dtype, n, c, bwd)
     return w
 
 
@@ -131,7 +130,7 @@ def _add_whole_channel(w: Work, arch, dtype: str, n, c, bwd: bool) -> None:
     the two-kernel passes read the input twice and pay two dispatches. It is the row kernel of
     the norms with one channel per row (`streaming_common.row_kernel`), an alternative the
     estimator takes where it is faster (`Work.alternatives`)."""
-    n, c = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(c, dtype=float))
+    n, c = np.broadcast_arrays(n, c)
     length = n / c
     fits = length * dtypes.size(dtype) <= sc.lds_limit(arch)
     at = np.flatnonzero(fits)
