@@ -811,22 +811,28 @@ def _alternatives(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, 
     bound, time_s = own
     size = int(np.prod(shape)) if shape else 1
     flat_t = np.array(np.broadcast_to(time_s, shape), dtype=float).ravel()
+    # the times first: where no alternative is faster (most cases of a sweep), the case's own
+    # terms, launch and occupancy stay as they are and are never copied
+    wins = []  # (alternative, its estimate, the cases it takes, its mask over its own cases)
+    for i, (sub, at, _) in enumerate(work.alternatives):
+        e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope)
+        t = np.broadcast_to(np.asarray(e.time_s, dtype=float), (len(at),))
+        faster = t < flat_t[at]
+        if np.any(faster):
+            flat_t[at[faster]] = t[faster]
+            wins.append((i, e, at[faster], faster))
+    if not wins:
+        return bound, time_s
     flat_b = np.array(np.broadcast_to(bound, shape)).ravel()
     L = work.launch
     launch = {f: np.array(np.broadcast_to(np.asarray(getattr(L, f), dtype=float), shape)).ravel() for f in _ALTERNATIVE_LAUNCH}
     occ_flat = {k: np.array(np.broadcast_to(v, shape), dtype=float).ravel() for k, v in occ.items()}
     time = {k: np.array(np.broadcast_to(v, shape), dtype=float).ravel() for k, v in terms.time.items()}
     owner = np.full(size, -1)  # the alternative that holds each case (-1: its own kernel)
-    for i, (sub, at, _) in enumerate(work.alternatives):
-        e = estimate(sub, arch, include_launch=include_launch, first_principles=first_principles, scope=scope)
-        n = len(at)
-        t = np.broadcast_to(np.asarray(e.time_s, dtype=float), (n,))
-        faster = t < flat_t[at]
-        if not np.any(faster):
-            continue
-        take = at[faster]
+    for i, e, take, faster in wins:  # in order: a later alternative overwrites an earlier one's cases
+        n = len(faster)
+        sub = work.alternatives[i][0]
         owner[take] = i
-        flat_t[take] = t[faster]
         flat_b[take] = np.broadcast_to(np.asarray(e.bound), (n,))[faster]
         for k in dict.fromkeys([*time, *e.terms]):
             time.setdefault(k, np.zeros(size))[take] = np.broadcast_to(np.asarray(e.terms.get(k, 0.0), dtype=float), (n,))[faster]
@@ -834,8 +840,6 @@ def _alternatives(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, 
             v[take] = np.broadcast_to(np.asarray(getattr(sub.launch, f), dtype=float), (n,))[faster]
         for k, v in occ_flat.items():
             v[take] = np.broadcast_to(np.asarray(e.occupancy[k], dtype=float), (n,))[faster]
-    if np.all(owner < 0):
-        return bound, time_s
     for f, v in launch.items():
         setattr(L, f, v.reshape(shape))
     occ.update({k: v.reshape(shape) for k, v in occ_flat.items()})
