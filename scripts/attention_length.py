@@ -3,7 +3,7 @@
     python scripts/attention_length.py [--scope kernel,events] [--accuracy validation/accuracy.json]
 
 Reads the shipped predictions of `validation/accuracy.json` (written by `scripts/accuracy.py`)
-and the cases of `validation/measurements.yaml` and `validation/trace_measurements.yaml`, keeps
+and the points' cases (`accuracy.load_points`, the validation loader), keeps
 the held-out attention forward points with at least 128 query tokens (prefill: not MLA's latent
 decode, not decodes of a few tokens), RDNA3 apart (its attention is predicted 2-4x fast at any
 length: docs/models-tiled.md, "Known weaknesses"), of the timing scopes asked for, and prints per band of query tokens the
@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import accuracy  # noqa: E402  (the validation loader)
+
 BANDS = ((128, 600), (600, 1100), (1100, 2100), (2100, 4500), (4500, None))
 
 
@@ -30,10 +34,7 @@ def main() -> None:
     ap.add_argument("--scope", default="kernel,events,host", help="comma-separated timing scopes to keep")
     args = ap.parse_args()
     scopes = set(args.scope.split(","))
-    cases = {}
-    for name in ("measurements.yaml", "trace_measurements.yaml"):
-        for m in yaml.safe_load((ROOT / "validation" / name).read_text()):
-            cases[m["id"]] = m["case"]
+    cases = {m["id"]: m["case"] for m in accuracy.load_points()}
     rows = []
     for p in json.loads(Path(args.accuracy).read_text())["points"]:
         s, c = p.get("shipped"), cases.get(p["id"], {})

@@ -105,7 +105,7 @@ def batchnorm(p: dict, arch, dtype: str) -> Work:
         "batchnorm: " + ("reduce (dy, x) then elementwise (dx)" if bwd else "statistics then transform")
         + " kernels, each timed with its own grid, one after another; the second pass reads its inputs again"
     )
-    _add_whole_channel(w, arch, dtype, n, c, bwd)
+    _add_whole_channel(w, arch, dtype, per_channel, c, bwd)
     return w
 
 
@@ -121,7 +121,7 @@ WHOLE_CHANNEL_NOTE = ("batchnorm: predicted as one kernel, each channel held who
                       "read once (the persistent path of TileOPs PR #324), faster here than the two passes")
 
 
-def _add_whole_channel(w: Work, arch, dtype: str, n, c, bwd: bool) -> None:
+def _add_whole_channel(w: Work, arch, dtype: str, length, c, bwd: bool) -> None:
     """Where one channel's elements fit one workgroup's LDS (shared memory), a library can run the
     training pass as a single kernel that loads the channel once, keeps it on chip through its
     reductions and writes the result: TileOPs' BatchNorm forward and backward kernels take that
@@ -129,9 +129,8 @@ def _add_whole_channel(w: Work, arch, dtype: str, n, c, bwd: bool) -> None:
     (tile-ai/TileOPs PR #324, "Performance design"; issue #1263: `block_l = L`, one tile), where
     the two-kernel passes read the input twice and pay two dispatches. It is the row kernel of
     the norms with one channel per row (`streaming_common.row_kernel`), an alternative the
-    estimator takes where it is faster (`Work.alternatives`)."""
-    n, c = np.broadcast_arrays(n, c)
-    length = n / c
+    estimator takes where it is faster (`Work.alternatives`). ``length``: elements per channel."""
+    length, c = np.broadcast_arrays(length, c)
     fits = length * dtypes.size(dtype) <= sc.lds_limit(arch)
     at = np.flatnonzero(fits)
     if not len(at):
