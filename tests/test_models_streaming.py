@@ -548,6 +548,23 @@ def test_stencil_2d_and_1d_derivatives(mi300x):
     assert dx.bytes_read["l2"] == pytest.approx(G * (1 + 8 / 64)) and dx.bytes_read["hbm"] == pytest.approx(G)
 
 
+def test_stencil_on_a_1d_grid_launches_full_workgroups(mi300x):
+    """A grid fewer than 4 rows deep folds the 64 x 4 workgroup's lanes along x: a 1-D stencil
+    over n points launches n / 256 workgroups of 256 lanes (not n / 64 with three idle rows), so
+    on a GPU with a workgroup launch rate it streams like a copy of the same arrays (gpu-stream's
+    1-D 3-point stencil on an MI300X: 2 GiB arrays at 4146 GB/s counting one read and one write)."""
+    import perfmodel
+
+    n = 2**28
+    w = run("stencil", mi300x, "fp64", nx=n, ny=1, nz=1, radius=1, axis="x")
+    assert float(np.asarray(w.launch.grid).ravel()[0]) == n / 256
+    thin = run("stencil", mi300x, "fp64", nx=4096, ny=2, nz=1)
+    assert float(np.asarray(thin.launch.grid).ravel()[0]) == 4096 / 128
+    (st,) = perfmodel.predict("stencil", "mi300x", dtype="fp64", nx=n, ny=1, nz=1, radius=1, axis="x")
+    (cp,) = perfmodel.predict("stream", "mi300x", dtype="fp64", op="copy", n=n)
+    assert st.bound == "memory:hbm" and st.time_s == pytest.approx(cp.time_s, rel=0.05)
+
+
 def test_few_long_rows_are_split_over_workgroups():
     """One 128k-element softmax row on MI355X: one workgroup would take longer (its loads in
     flight and its exponentials on one CU) than a second kernel's launch, so the row is split

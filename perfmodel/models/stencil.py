@@ -5,8 +5,9 @@ one output per grid point (see `_shape` for points, radius and axes).
 3 x 3 x 3 box (r=1); any other count >= 7 is read as a star of radius ceil((points-1)/6).
 FLOPs: points multiplies and points - 1 adds = 2 * points - 1 per output, on the VALU.
 
-Launch: 64 x 4 work-item workgroups (one wave along x), one z plane each; each lane issues its
-``points`` loads before the first FMA. Traffic per level, G = nx*ny*nz*s:
+Launch: 64 x 4 work-item workgroups (one wave along x), one z plane each; a grid fewer than 4
+rows deep folds the 256 lanes along x (256 x 1 for a 1-D grid: a 1-D kernel launches 1-D
+blocks, never rows of idle lanes); each lane issues its ``points`` loads before the first FMA. Traffic per level, G = nx*ny*nz*s:
 - L1: every load a wave issues, points * G (reuse of x/y neighbours is L1 hits);
 - L2: L1 misses: each workgroup's tile plus its x/y halo in its own plane, and its 2r z
   neighbour planes, (2r + 1 + 2r/bx + 2r/by) * G for a star; the box reads whole
@@ -38,6 +39,13 @@ BX, BY = 64, 4
 AXES = ("all", "x", "y", "z")
 
 
+def _block(ny):
+    """(x, y) extent of one workgroup's tile: BX x BY, or the same lanes folded along x where the
+    grid has fewer than BY rows (a 1-D or thin 2-D grid)."""
+    by = np.minimum(BY, ny)
+    return BX * BY / by, by
+
+
 def _block_halo(l2_bytes: float, planes, rx, ry, s: float):
     """Traffic factor of a blocked 3-D stencil: square x-y blocks whose planes fill half an L2
     instance (the other half streams the output and the next planes), each re-reading an r-wide
@@ -56,8 +64,9 @@ def _xcd_apart(arch, nx, ny, zr, hx, hy, box) -> np.ndarray:
     x = float(max(arch.xcds, 1))
     if x <= 1:
         return np.ones_like(np.asarray(nx, dtype=float))
-    per_row = sc.ceil_div(nx, BX)
-    per_plane = per_row * sc.ceil_div(ny, BY)
+    bx, by = _block(ny)
+    per_row = sc.ceil_div(nx, bx)
+    per_plane = per_row * sc.ceil_div(ny, by)
     z = zr * (np.mod(per_plane, x) != 0)
     y = hy * (np.mod(per_row, x) != 0)
     return np.where(box, (z + 1) * (1 + hx) * (1 + y), z + 1 + hx + y)
@@ -115,8 +124,8 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     w.add_flops("valu", dtypes.valu_dtype(arch, dtype), (2 * points - 1) * cells)
 
     br, bw = traffic.stream_traffic(arch, G, G, 2 * G)
-    bx = np.minimum(BX, nx)
-    by = np.minimum(BY, ny)
+    tx, by = _block(ny)
+    bx = np.minimum(tx, nx)
     zr = 2 * r * ax["z"]  # z-neighbour planes (none for 2-D, 1-D x/y)
     planes = (zr + 1) * nx * ny * s
     hx, hy = 2 * r * ax["x"] / bx, 2 * r * ax["y"] / by
@@ -146,7 +155,7 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     for lv in br:
         w.add_bytes(lv, read=br[lv] * factor.get(lv, 1.0), write=bw[lv])
 
-    grid = sc.ceil_div(nx, BX) * sc.ceil_div(ny, BY) * nz
+    grid = sc.ceil_div(nx, tx) * sc.ceil_div(ny, by) * nz
     w.launch = Launch(
         grid=grid, workgroup_size=BX * BY, bytes_in_flight_per_wave=sc.in_flight(arch, s, points)
     )
