@@ -563,6 +563,34 @@ def test_stencil_on_a_1d_grid_launches_full_workgroups(mi300x):
     (st,) = perfmodel.predict("stencil", "mi300x", dtype="fp64", nx=n, ny=1, nz=1, radius=1, axis="x")
     (cp,) = perfmodel.predict("stream", "mi300x", dtype="fp64", op="copy", n=n)
     assert st.bound == "memory:hbm" and st.time_s == pytest.approx(cp.time_s, rel=0.05)
+    # the same 1-D grid laid along y or z: the lanes fold into that dimension, and the stencil
+    # runs over the axes that have more than one point (3 points, not a 2-D or 3-D star)
+    for dims in ({"nx": 1, "ny": n, "nz": 1}, {"nx": 1, "ny": 1, "nz": n}):
+        w = run("stencil", mi300x, "fp64", **dims)
+        assert float(np.asarray(w.launch.grid).ravel()[0]) == n / 256
+        assert float(np.asarray(w.flops["valu:fp64"]).ravel()[0]) == (2 * 3 - 1) * n
+        (other,) = perfmodel.predict("stencil", "mi300x", dtype="fp64", **dims)
+        assert other.time_s == pytest.approx(st.time_s, rel=1e-6)
+
+
+def test_thin_transpose_is_not_paced_by_empty_tiles(mi300x):
+    """A matrix thinner than the 64 x 64 tile: a thin tile (all of the short side, 4096 elements)
+    is an alternative the estimate takes where faster, so a 2 x 2^27 transpose streams like a
+    copy instead of launching 2^21 workgroups each 1/32 full; a small thin matrix, where fewer
+    workgroups would leave CUs idle, is never predicted slower than with square tiles."""
+    import perfmodel
+
+    n = 2**28
+    (cp,) = perfmodel.predict("stream", "mi300x", dtype="fp32", op="copy", n=n)
+    for rows, cols in ((2, n // 2), (n // 2, 2), (1, n)):
+        (t,) = perfmodel.predict("transpose", "mi300x", dtype="fp32", rows=rows, cols=cols)
+        assert t.bound == "memory:hbm" and t.time_s == pytest.approx(cp.time_s, rel=0.05), (rows, cols)
+    from perfmodel.estimate import estimate
+    from perfmodel.models import transpose
+
+    small = transpose._transpose(mi300x, "fp32", np.array([4.0]), np.array([4096.0]), transpose.TILE, transpose.TILE)
+    (t,) = perfmodel.predict("transpose", "mi300x", dtype="fp32", rows=4, cols=4096)
+    assert t.time_s <= float(np.ravel(estimate(small, mi300x).time_s)[0])
 
 
 def test_few_long_rows_are_split_over_workgroups():

@@ -5,9 +5,9 @@ one output per grid point (see `_shape` for points, radius and axes).
 3 x 3 x 3 box (r=1); any other count >= 7 is read as a star of radius ceil((points-1)/6).
 FLOPs: points multiplies and points - 1 adds = 2 * points - 1 per output, on the VALU.
 
-Launch: 64 x 4 work-item workgroups (one wave along x), one z plane each; a grid fewer than 4
-rows deep folds the 256 lanes along x (256 x 1 for a 1-D grid: a 1-D kernel launches 1-D
-blocks, never rows of idle lanes); each lane issues its ``points`` loads before the first FMA. Traffic per level, G = nx*ny*nz*s:
+Launch: 64 x 4 work-item workgroups (one wave along x), one z plane each; a grid narrower than
+that folds the 256 lanes into the dimensions it has (`_block`: 256 x 1 for a 1-D grid along x,
+1 x 256 along y, 1 x 1 x 256 along z); each lane issues its ``points`` loads before the first FMA. Traffic per level, G = nx*ny*nz*s:
 - L1: every load a wave issues, points * G (reuse of x/y neighbours is L1 hits);
 - L2: L1 misses: each workgroup's tile plus its x/y halo in its own plane, and its 2r z
   neighbour planes, (2r + 1 + 2r/bx + 2r/by) * G for a star; the box reads whole
@@ -39,11 +39,17 @@ BX, BY = 64, 4
 AXES = ("all", "x", "y", "z")
 
 
-def _block(ny):
-    """(x, y) extent of one workgroup's tile: BX x BY, or the same lanes folded along x where the
-    grid has fewer than BY rows (a 1-D or thin 2-D grid)."""
-    by = np.minimum(BY, ny)
-    return BX * BY / by, by
+def _block(nx, ny, nz):
+    """(x, y, z) extent of one workgroup's tile: BX x BY x 1, or, where the grid is narrower than
+    that, the same 256 lanes folded into the dimensions that have the points (fewer than BY rows:
+    along x, 256 x 1 for a 1-D grid; fewer than BX columns: along y; a plane of fewer than 256
+    points: along z). A kernel launches its blocks in the shape of its grid, never rows of idle
+    lanes."""
+    lanes = float(BX * BY)
+    bx = np.where(nx < BX, nx, np.minimum(nx, np.where(ny < BY, lanes / np.maximum(ny, 1.0), BX)))
+    by = np.minimum(ny, np.where(nx < BX, lanes / np.maximum(bx, 1.0), BY))
+    bz = np.minimum(nz, np.maximum(1.0, lanes / np.maximum(bx * by, 1.0)))
+    return bx, by, bz
 
 
 def _block_halo(l2_bytes: float, planes, rx, ry, s: float):
@@ -54,7 +60,7 @@ def _block_halo(l2_bytes: float, planes, rx, ry, s: float):
     return (1.0 + 2.0 * rx / b) * (1.0 + 2.0 * ry / b)
 
 
-def _xcd_apart(arch, nx, ny, zr, hx, hy, box) -> np.ndarray:
+def _xcd_apart(arch, nx, ny, nz, zr, hx, hy, box) -> np.ndarray:
     """Read factor beyond L2 of the unblocked kernel where workgroups go round-robin over several
     XCDs, each with a private L2 (MI300: workgroup i on XCD i mod xcds): a workgroup's x
     neighbours (i +- 1) always sit on other XCDs, its y neighbours (i +- tiles per row) and z
@@ -64,10 +70,10 @@ def _xcd_apart(arch, nx, ny, zr, hx, hy, box) -> np.ndarray:
     x = float(max(arch.xcds, 1))
     if x <= 1:
         return np.ones_like(np.asarray(nx, dtype=float))
-    bx, by = _block(ny)
+    bx, by, bz = _block(nx, ny, nz)
     per_row = sc.ceil_div(nx, bx)
     per_plane = per_row * sc.ceil_div(ny, by)
-    z = zr * (np.mod(per_plane, x) != 0)
+    z = zr / bz * (np.mod(per_plane, x) != 0)
     y = hy * (np.mod(per_row, x) != 0)
     return np.where(box, (z + 1) * (1 + hx) * (1 + y), z + 1 + hx + y)
 
@@ -87,7 +93,8 @@ def _shape(p: dict, nx, ny, nz):
     comes from ``points`` (default radius 1).
     """
     axis = p.get("axis", "all")
-    ax = {"x": np.ones_like(nx), "y": (ny > 1) * 1.0, "z": (nz > 1) * 1.0}
+    ax = {"x": (nx > 1) * 1.0, "y": (ny > 1) * 1.0, "z": (nz > 1) * 1.0}
+    ax["x"] = np.where(ax["x"] + ax["y"] + ax["z"] > 0, ax["x"], 1.0)  # a single point: x, as a 1-D grid
     if axis != "all":
         ax = {k: (np.ones_like(nx) if k == axis else np.zeros_like(nx)) for k in ax}
     dims = np.maximum(ax["x"] + ax["y"] + ax["z"], 1.0)
@@ -124,13 +131,13 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     w.add_flops("valu", dtypes.valu_dtype(arch, dtype), (2 * points - 1) * cells)
 
     br, bw = traffic.stream_traffic(arch, G, G, 2 * G)
-    tx, by = _block(ny)
-    bx = np.minimum(tx, nx)
+    bx, by, bz = _block(nx, ny, nz)
     zr = 2 * r * ax["z"]  # z-neighbour planes (none for 2-D, 1-D x/y)
     planes = (zr + 1) * nx * ny * s
     hx, hy = 2 * r * ax["x"] / bx, 2 * r * ax["y"] / by
-    l2_star = zr + 1 + hx + hy
-    l2_box = (zr + 1) * (1 + hx) * (1 + hy)
+    hz = zr / bz  # a tile of bz planes reads its bz planes and the 2r around them
+    l2_star = 1 + hz + hx + hy
+    l2_box = (1 + hz) * (1 + hx) * (1 + hy)
     factor = {"l1": points, "l2": np.where(box, l2_box, l2_star)}
     # beyond L2: where the 2r+1 planes of the whole grid do not fit one L2 instance, a blocked
     # kernel (x-y subdomains marched along z) keeps the planes of one block resident instead:
@@ -140,7 +147,7 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     halo = _block_halo(l2_cap, zr + 1, r * ax["x"], r * ax["y"], s)
     caps = traffic.serving_capacities(arch)
     beyond = sc.beyond(arch, "l2")
-    apart = _xcd_apart(arch, nx, ny, zr, hx, hy, box)
+    apart = _xcd_apart(arch, nx, ny, nz, zr, hx, hy, box)
     naive = not bool(p.get("blocked", True))
     for i, lv in enumerate(beyond):
         # a neighbouring block's halo was read moments ago: a memory-side cache serves it
@@ -155,7 +162,7 @@ def stencil(p: dict, arch, dtype: str) -> Work:
     for lv in br:
         w.add_bytes(lv, read=br[lv] * factor.get(lv, 1.0), write=bw[lv])
 
-    grid = sc.ceil_div(nx, tx) * sc.ceil_div(ny, by) * nz
+    grid = sc.ceil_div(nx, bx) * sc.ceil_div(ny, by) * sc.ceil_div(nz, bz)
     w.launch = Launch(
         grid=grid, workgroup_size=BX * BY, bytes_in_flight_per_wave=sc.in_flight(arch, s, points)
     )
