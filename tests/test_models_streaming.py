@@ -549,28 +549,40 @@ def test_stencil_2d_and_1d_derivatives(mi300x):
 
 
 def test_stencil_on_a_1d_grid_launches_full_workgroups(mi300x):
-    """A grid fewer than 4 rows deep folds the 64 x 4 workgroup's lanes along x: a 1-D stencil
-    over n points launches n / 256 workgroups of 256 lanes (not n / 64 with three idle rows), so
-    on a GPU with a workgroup launch rate it streams like a copy of the same arrays (gpu-stream's
-    1-D 3-point stencil on an MI300X: 2 GiB arrays at 4146 GB/s counting one read and one write)."""
+    """A grid narrower than the 64 x 4 tile folds the workgroup's lanes into the dimensions it
+    has: the naive kernel (one workgroup per tile and plane) over a 1-D grid of n points launches
+    n / 256 workgroups of 256 lanes (not n / 64 with three idle rows), along x, y or z alike, and
+    the stencil runs over the axes that have more than one point (3 points)."""
+    n = 2**28
+    for dims in ({"nx": n, "ny": 1, "nz": 1}, {"nx": 1, "ny": n, "nz": 1}, {"nx": 1, "ny": 1, "nz": n}):
+        w = run("stencil", mi300x, "fp64", blocked=False, **dims)
+        assert float(np.asarray(w.launch.grid).ravel()[0]) == n / 256, dims
+        assert float(np.asarray(w.flops["valu:fp64"]).ravel()[0]) == (2 * 3 - 1) * n
+    thin = run("stencil", mi300x, "fp64", nx=4096, ny=2, nz=1, blocked=False)
+    assert float(np.asarray(thin.launch.grid).ravel()[0]) == 4096 / 128
+
+
+def test_fastest_stencil_is_not_paced_by_the_dispatcher(mi300x):
+    """The fastest form (blocked, the default) loops inside its workgroups (over z planes, over
+    several points per lane), so its grid is what the device holds at once and a large stencil
+    streams like a copy of its arrays on a GPU with a workgroup launch rate (gpu-stream's 1-D
+    3-point stencil on an MI300X: 2 GiB fp64 arrays at 4146 GB/s counting one read and one
+    write; a 512^3 fp16 star, 2^27 points, would otherwise launch 2^19 workgroups)."""
     import perfmodel
+    from perfmodel.models import streaming_common as sc
 
     n = 2**28
     w = run("stencil", mi300x, "fp64", nx=n, ny=1, nz=1, radius=1, axis="x")
-    assert float(np.asarray(w.launch.grid).ravel()[0]) == n / 256
-    thin = run("stencil", mi300x, "fp64", nx=4096, ny=2, nz=1)
-    assert float(np.asarray(thin.launch.grid).ravel()[0]) == 4096 / 128
+    assert float(np.asarray(w.launch.grid).ravel()[0]) == float(sc.resident_workgroups(mi300x, 256))
     (st,) = perfmodel.predict("stencil", "mi300x", dtype="fp64", nx=n, ny=1, nz=1, radius=1, axis="x")
     (cp,) = perfmodel.predict("stream", "mi300x", dtype="fp64", op="copy", n=n)
     assert st.bound == "memory:hbm" and st.time_s == pytest.approx(cp.time_s, rel=0.05)
-    # the same 1-D grid laid along y or z: the lanes fold into that dimension, and the stencil
-    # runs over the axes that have more than one point (3 points, not a 2-D or 3-D star)
     for dims in ({"nx": 1, "ny": n, "nz": 1}, {"nx": 1, "ny": 1, "nz": n}):
-        w = run("stencil", mi300x, "fp64", **dims)
-        assert float(np.asarray(w.launch.grid).ravel()[0]) == n / 256
-        assert float(np.asarray(w.flops["valu:fp64"]).ravel()[0]) == (2 * 3 - 1) * n
         (other,) = perfmodel.predict("stencil", "mi300x", dtype="fp64", **dims)
         assert other.time_s == pytest.approx(st.time_s, rel=1e-6)
+    (fast,) = perfmodel.predict("stencil", "mi300x", dtype="fp16", nx=512, ny=512, nz=512)
+    (naive,) = perfmodel.predict("stencil", "mi300x", dtype="fp16", nx=512, ny=512, nz=512, blocked=False)
+    assert fast.bound.startswith("memory") and naive.bound == "launch" and naive.time_s > 1.5 * fast.time_s
 
 
 def test_thin_transpose_is_not_paced_by_empty_tiles(mi300x):

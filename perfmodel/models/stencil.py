@@ -5,9 +5,11 @@ one output per grid point (see `_shape` for points, radius and axes).
 3 x 3 x 3 box (r=1); any other count >= 7 is read as a star of radius ceil((points-1)/6).
 FLOPs: points multiplies and points - 1 adds = 2 * points - 1 per output, on the VALU.
 
-Launch: 64 x 4 work-item workgroups (one wave along x), one z plane each; a grid narrower than
-that folds the 256 lanes into the dimensions it has (`_block`: 256 x 1 for a 1-D grid along x,
-1 x 256 along y, 1 x 1 x 256 along z); each lane issues its ``points`` loads before the first FMA. Traffic per level, G = nx*ny*nz*s:
+Launch: 64 x 4 work-item workgroups (one wave along x); a grid narrower than that folds the 256
+lanes into the dimensions it has (`_block`: 256 x 1 for a 1-D grid along x, 1 x 256 along y,
+1 x 1 x 256 along z). The naive kernel launches one workgroup per tile and z plane; the blocked
+one (the fastest form) at most the workgroups the device holds at once, each looping over its
+tiles. Each lane issues its ``points`` loads before the first FMA. Traffic per level, G = nx*ny*nz*s:
 - L1: every load a wave issues, points * G (reuse of x/y neighbours is L1 hits);
 - L2: L1 misses: each workgroup's tile plus its x/y halo in its own plane, and its 2r z
   neighbour planes, (2r + 1 + 2r/bx + 2r/by) * G for a star; the box reads whole
@@ -163,6 +165,12 @@ def stencil(p: dict, arch, dtype: str) -> Work:
         w.add_bytes(lv, read=br[lv] * factor.get(lv, 1.0), write=bw[lv])
 
     grid = sc.ceil_div(nx, bx) * sc.ceil_div(ny, by) * sc.ceil_div(nz, bz)
+    # the fastest form (`blocked`, the default) loops inside its workgroups, over z planes where
+    # it marches blocks along z and over several points per lane where the planes fit (the AMD
+    # lab notes' loop-tiled kernels): as many workgroups as the device holds at once, so the
+    # dispatcher does not pace it; the naive kernel launches one workgroup per tile and plane
+    if not naive:
+        grid = np.minimum(grid, sc.resident_workgroups(arch, BX * BY))
     w.launch = Launch(
         grid=grid, workgroup_size=BX * BY, bytes_in_flight_per_wave=sc.in_flight(arch, s, points)
     )
