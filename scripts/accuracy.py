@@ -179,15 +179,9 @@ def standard_flops(case: dict) -> float | None:
     k = case["kernel"]
     if k == "gemm":
         return 2.0 * case["m"] * case["n"] * case["k"] * case.get("batch", 1)
-    if k == "attention":
-        f = (
-            4.0
-            * case["batch"]
-            * case["heads"]
-            * case["seq_q"]
-            * case.get("seq_kv", case["seq_q"])
-            * case["head_dim"]
-        )
+    if k == "attention":  # QK^T over head_dim and PV over head_dim_v (4 B H Sq Skv D where they agree)
+        d, dv = case["head_dim"], case.get("head_dim_v") or case["head_dim"]
+        f = 2.0 * case["batch"] * case["heads"] * case["seq_q"] * case.get("seq_kv", case["seq_q"]) * (d + dv)
         f *= 0.5 if case.get("causal") else 1.0
         return f * (2.5 if case.get("phase", "fwd") == "bwd" else 1.0)
     return None
