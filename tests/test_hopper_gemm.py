@@ -1,6 +1,7 @@
 """Hopper GEMM mechanisms read from cuBLAS's own kernels on an H200 (docs/device-measurements.md):
 a shared-memory pipeline as deep as shared memory holds, and TMA multicast of one operand tile to
-a cluster of two CTAs. AMD targets keep Tensile's prefetch depth and read every tile's panels."""
+a cluster of two CTAs; Ampere's cp.async pipelines of at most 6 stages. AMD targets keep Tensile's
+prefetch depth and read every tile's panels."""
 
 from __future__ import annotations
 
@@ -67,14 +68,14 @@ def _terms(arch, **shape):
 
 
 @contextmanager
-def _without(table: str):
-    """The model with the sm_90 entry of a `model_constants.yaml` table taken out."""
+def _without(table: str, target: str = "sm_90"):
+    """The model with one target's entry of a `model_constants.yaml` table taken out."""
     entries = constants()[table]
-    saved = entries.pop("sm_90")
+    saved = entries.pop(target)
     try:
         yield
     finally:
-        entries["sm_90"] = saved
+        entries[target] = saved
 
 
 def test_hopper_l2_traffic_is_lower_than_without_multicast():
@@ -90,3 +91,20 @@ def test_deeper_pipeline_lowers_the_k_loop_floor_of_skinny_hopper_gemms():
     with _without("gemm_smem_stages"):
         tensile, _ = _terms("h200", m=16, n=8192, k=8192)
     assert hopper["latency:k_loop"] < 0.5 * tensile["latency:k_loop"]
+
+
+def test_ampere_gemms_run_a_multistage_pipeline_of_at_most_six_stages():
+    """sm_80 kernels name their cp.async stages (cuBLAS `..._stages_64x6_tn`, CUTLASS `..._32x4_...`,
+    NVIDIA/cutlass#1025): the rule fills the 164 KiB of shared memory up to 6 stages, so the
+    A100's skinny GEMMs keep several K steps in flight instead of the 2 KiB a warp of the
+    Tensile default, and a 16 x 4096 x 4096 FP16 GEMM is bound by device memory, not by Little's
+    law over those few bytes (cuBLAS: 24.0 us between events, MLX PR #3255)."""
+    a100 = load_arch("a100")
+    assert smem_stages(a100, (64 + 64) * 64 * 2.0) == 6  # the cuBLAS 64x64, K 64 kernel's stage size
+    assert smem_stages(a100, (128 + 128) * 32 * 2.0) == 6  # 10 fit; capped at the largest named count
+    assert smem_stages(a100, (256 + 128) * 64 * 2.0) == 3
+    (p,) = perfmodel.predict("gemm", "a100", dtype="fp16", m=16, n=4096, k=4096)
+    assert p.bound == "memory:hbm"
+    with _without("gemm_smem_stages", "sm_80"):
+        (tensile,) = perfmodel.predict("gemm", "a100", dtype="fp16", m=16, n=4096, k=4096)
+    assert p.time_s < 0.6 * tensile.time_s

@@ -154,8 +154,9 @@ def lds_limit(arch) -> float:
 
 def smem_stages(arch, stage_bytes):
     """Stages of a shared-memory main-loop pipeline on a target whose GEMMs run one
-    (model_constants.yaml `gemm_smem_stages`: Hopper's TMA kernels), else None: as many K steps
-    as shared memory holds beside the epilogue's carve-out, at most the library's cap."""
+    (model_constants.yaml `gemm_smem_stages`: Hopper's TMA kernels, Ampere's cp.async stages),
+    else None: as many K steps as shared memory holds beside the epilogue's carve-out, at most
+    the library's cap."""
     from perfmodel.rates import constants
 
     c = constants()["gemm_smem_stages"].get(arch.gfx)
