@@ -110,6 +110,30 @@ def test_skinny_16bit_gemm_on_amd_runs_a_gemv_at_the_memory_rate():
         assert float(tiled.launch.workgroup_size[0]) <= 256
 
 
+def test_a_gemv_too_narrow_for_the_cus_gives_way_to_the_tiled_kernel():
+    """The GEMV spreads only its columns over the CUs: 16 columns and a K of 2^20 leave 288 of
+    the MI300X's 304 CUs idle, where the tiled kernel splits K. The tiled kernel is an
+    alternative the estimate takes where faster, so 1 and 4 rows are not slower than the tiled
+    estimate, and their GEMV no longer floors 16 rows of the same shape (it put them at the
+    4-row GEMV's 338 us); wide decode GEMVs keep the GEMV."""
+    import perfmodel
+    from perfmodel.estimate import estimate
+
+    a = load_arch("mi300x")
+    shape = dict(n=16, k=2**20)
+    times = {m: perfmodel.predict("gemm", "mi300x", dtype="bf16", m=m, **shape)[0].time_s for m in (1, 4, 16)}
+    gemv_alone = float(np.ravel(estimate(gemm(m=4, **shape), a).time_s)[0])  # the model's own GEMV of 4 rows
+    w = gemm(m=4, **shape)
+    w.alternatives.clear()
+    assert float(np.ravel(estimate(w, a).time_s)[0]) > 2 * times[4]  # the GEMV alone was far slower
+    assert times[4] <= gemv_alone and times[16] < 0.5 * 337e-6
+    assert times[1] <= times[4] <= times[16]
+    for n in (4096, 20480):  # decode GEMVs wide enough for the CUs: the GEMV is the prediction
+        (wide,) = perfmodel.predict("gemm", "mi300x", dtype="bf16", m=1, n=n, k=4096)
+        assert "a GEMV kernel" in wide.notes and "tiled GEMM kernel" not in wide.notes
+    assert not gemm(m=1, n=20480, k=7168).alternatives  # 20480 columns fill every CU: no tiled rival
+
+
 def test_vectorised_100k_no_nan():
     rng = np.random.default_rng(0)
     N = 100_000

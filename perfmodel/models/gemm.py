@@ -42,7 +42,10 @@ def gemm(p: dict, arch, dtype: str) -> Work:
     return work
 
 
-def _gemm(p: dict, arch, dtype: str) -> Work:
+TILED_NOTE = "run as the tiled GEMM kernel: the GEMV times slower for this shape (few columns or a long K on few workgroups)"
+
+
+def _gemm(p: dict, arch, dtype: str, linear_layer: bool = True) -> Work:
     work, launch = gemm_tiling.gemm_work(
         arch,
         dtype,
@@ -52,10 +55,12 @@ def _gemm(p: dict, arch, dtype: str) -> Work:
         p["batch"],
         out_dtype=p.get("out_dtype", "auto"),
         scaling=p.get("scaling", "none"),
-        linear_layer=True,
+        linear_layer=linear_layer,
         **gemm_tiling.weight_only_args(p),
         **gemm_tiling.config_args(p),
     )
+    if linear_layer:
+        _add_tiled_alternative(work, p, arch, dtype)
     pipe = next(iter(work.flops)).split(":")[0]
     gemm_tiling.add_scaling(work, arch, pipe, *(np.asarray(p[x], dtype=float) for x in ("m", "n", "k", "batch")), p.get("scaling", "none"))
     layout = p.get("layout", "tn")
@@ -65,3 +70,30 @@ def _gemm(p: dict, arch, dtype: str) -> Work:
         )
     work.launch = launch
     return work
+
+
+def _add_tiled_alternative(work: Work, p: dict, arch, dtype: str) -> None:
+    """Where a linear layer of at most 4 rows runs AMD's GEMV (`gemm_tiling.gemv_rows`), the tiled
+    kernel computes it too: a library dispatches the GEMV where it is the faster (decode shapes,
+    thousands of columns), and the GEMV spreads only its columns over the CUs (K is split across
+    one wave's lanes), so a product of too few columns for the CUs leaves most of them idle
+    however long its K. There the tiled kernel (which splits K) is an alternative the estimator
+    takes where it times faster (`Work.alternatives`); without it the GEMV of 1-4 rows also
+    floored every GEMM of up to 256 rows of that shape (`fewer_rows`): 16 x 16 x 2^20 BF16 on
+    MI300X took the 4-row GEMV's 338 us."""
+    if p.get("tile", "auto") != "auto":
+        return
+    shape, m = fewer_rows.batch_rows(p, p["m"])
+    k = np.broadcast_to(np.asarray(p["k"], dtype=float), shape).ravel()
+    wo = gemm_tiling.weight_only_args(p)
+    gemv = gemm_tiling.gemv_rows(
+        arch, dtype, m, k, p.get("out_dtype", "auto"), wo["weight_dtype"] not in ("auto", dtype), p.get("scaling", "none")
+    )
+    split = np.broadcast_to(np.asarray(p.get("split_k", 0.0), dtype=float), shape).ravel()
+    at = np.flatnonzero(gemv & (split == 0))
+    if len(at):  # only where the GEMV's grid leaves CUs idle: elsewhere it is the faster kernel
+        n, batch = (np.broadcast_to(np.asarray(p[x], dtype=float), shape).ravel()[at] for x in ("n", "batch"))
+        tn = gemm_tiling.gemv_config(arch, m[at], n, k[at], batch)["tn"]
+        at = at[np.ceil(n / tn) * batch < arch.cus]
+    if len(at):
+        work.alternatives.append((_gemm(fewer_rows.cases_of(p, shape, at), arch, dtype, linear_layer=False), at, TILED_NOTE))
