@@ -76,11 +76,11 @@ def _add_tiled_alternative(work: Work, p: dict, arch, dtype: str) -> None:
     """Where a linear layer of at most 4 rows runs AMD's GEMV (`gemm_tiling.gemv_rows`), the tiled
     kernel computes it too: a library dispatches the GEMV where it is the faster (decode shapes,
     thousands of columns), and the GEMV spreads only its columns over the CUs (K is split across
-    one wave's lanes), so a product of too few columns for the CUs leaves most of them idle
-    however long its K. There the tiled kernel (which splits K) is an alternative the estimator
-    takes where it times faster (`Work.alternatives`); without it the GEMV of 1-4 rows also
-    floored every GEMM of up to 256 rows of that shape (`fewer_rows`): 16 x 16 x 2^20 BF16 on
-    MI300X took the 4-row GEMV's 338 us."""
+    one wave's lanes), so a product of too few columns for the CUs (one wave a workgroup, fewer
+    workgroups than CUs) leaves most of them idle however long its K. There the tiled kernel
+    (which splits K) is an alternative the estimator takes where it times faster
+    (`Work.alternatives`); without it the GEMV of 1-4 rows also floored every GEMM of up to 256
+    rows of that shape (`fewer_rows`): 16 x 16 x 2^20 BF16 on MI300X took the 4-row GEMV's 338 us."""
     if p.get("tile", "auto") != "auto":
         return
     shape, m = fewer_rows.batch_rows(p, p["m"])
@@ -91,9 +91,9 @@ def _add_tiled_alternative(work: Work, p: dict, arch, dtype: str) -> None:
     )
     split = np.broadcast_to(np.asarray(p.get("split_k", 0.0), dtype=float), shape).ravel()
     at = np.flatnonzero(gemv & (split == 0))
-    if len(at):  # only where the GEMV's grid leaves CUs idle: elsewhere it is the faster kernel
+    if len(at):  # only where the GEMV has one wave a workgroup and still leaves CUs idle
         n, batch = (np.broadcast_to(np.asarray(p[x], dtype=float), shape).ravel()[at] for x in ("n", "batch"))
-        tn = gemm_tiling.gemv_config(arch, m[at], n, k[at], batch)["tn"]
-        at = at[np.ceil(n / tn) * batch < arch.cus]
+        g = gemm_tiling.gemv_config(arch, m[at], n, k[at], batch)
+        at = at[(g["lanes"] <= arch.wave_size) & (np.ceil(n / g["tn"]) * batch < arch.cus)]
     if len(at):
         work.alternatives.append((_gemm(fewer_rows.cases_of(p, shape, at), arch, dtype, linear_layer=False), at, TILED_NOTE))
