@@ -754,9 +754,10 @@ def test_batchnorm_block_is_one_pytorch_builds():
         with pytest.raises(InputError, match=rf"expected a whole multiple of channels \({c}; n = N x C x ...\), got {n}") as e:
             perfmodel.predict("batchnorm", "mi300x", n=n, channels=c)
         assert e.value.key == "n"
-    with pytest.raises(InputError, match="divide n / channels into whole images") as e:  # 2^14 per channel
-        perfmodel.predict("batchnorm", "mi300x", n=2**20, channels=64, layout="nchw", spatial=3000)
-    assert e.value.key == "spatial"
+    for layout in ("nchw", "nhwc"):  # an H x W that cannot fit n is refused whichever layout times it
+        with pytest.raises(InputError, match="divide n / channels into whole images") as e:  # 2^14 per channel
+            perfmodel.predict("batchnorm", "mi300x", n=2**20, channels=64, layout=layout, spatial=3000)
+        assert e.value.key == "spatial"
 
 
 @pytest.mark.parametrize("kernel,flops", [("softmax", 4), ("layernorm", 13), ("rmsnorm", 9)])

@@ -87,9 +87,11 @@ def batchnorm(p: dict, arch, dtype: str) -> Work:
         first = [float(np.broadcast_to(x, bad.shape)[bad].flat[0]) for x in (c, n)]
         raise InputError(f"expected a whole multiple of channels ({first[0]:.0f}; n = N x C x ...), got {first[1]:.0f}", key="n")
     training, bwd = bool(p.get("training", True)), p.get("phase", "fwd") == "bwd"
+    spatial = np.asarray(p.get("spatial", 0), dtype=float)
+    hw = _image_size(n, c, spatial)  # checked in either layout: a given H x W must fit n
     if p.get("layout", "nhwc") == "nchw":
         kernels = _nchw_kernels(arch, p.get("block", 0))
-        return _nchw(n, c, np.asarray(p.get("spatial", 0), dtype=float), arch, dtype, training, bwd, kernels)
+        return _nchw(n, c, hw, arch, dtype, training, bwd, kernels)
     elem = {"n": n, "reads": 2.0 if bwd and training else 1.0, "writes": 1.0,
             "flops_per_element": BWD_ELEMT_FLOPS if bwd and training else TRANSFORM_FLOPS, "sfu_per_element": 0.0}
     if not training:
@@ -168,10 +170,9 @@ def _threads(sizes: np.ndarray, x):
     return np.select([x <= sizes[i] for i in range(4)], [sizes[i] for i in range(4)], sizes[4])
 
 
-def _nchw(n, c, spatial, arch, dtype: str, training: bool, bwd: bool, kernels: tuple) -> Work:
-    """PyTorch's NCHW batch norm: the per-channel kernel (statistics forward, fused reduce and
-    elementwise backward) where training, then (forward) the transform; inference: the transform
-    (forward) or its elementwise backward, dx = dy x invstd x gamma."""
+def _image_size(n, c, spatial):
+    """H x W of one image's channel: ``spatial``, or n / channels (one image) where 0; refused
+    where it does not divide n / channels into whole images."""
     hw = np.where(spatial > 0, spatial, n / c)
     images = n / (c * hw)
     bad = (images != np.floor(images)) | (images < 1)
@@ -181,6 +182,14 @@ def _nchw(n, c, spatial, arch, dtype: str, training: bool, bwd: bool, kernels: t
             f" for n / channels = {np.broadcast_to(n / c, bad.shape)[bad].flat[0]:g}",
             key="spatial",
         )
+    return hw
+
+
+def _nchw(n, c, hw, arch, dtype: str, training: bool, bwd: bool, kernels: tuple) -> Work:
+    """PyTorch's NCHW batch norm: the per-channel kernel (statistics forward, fused reduce and
+    elementwise backward) where training, then (forward) the transform; inference: the transform
+    (forward) or its elementwise backward, dx = dy x invstd x gamma. ``hw``: one image's channel."""
+    images = n / (c * hw)
     s = dtypes.size(dtype)
     if training:
         w = _per_channel(arch, dtype, c, images, hw, s, bwd, kernels)
