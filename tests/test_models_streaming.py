@@ -770,6 +770,27 @@ def test_row_kernel_backward_reads_the_gradient_too(mi300x, kernel, flops):
     bwd = run(kernel, mi300x, "bf16", rows=rows, cols=cols, phase="bwd")
     x, gamma = rows * cols * 2, (0 if kernel == "softmax" else cols * 2)  # gamma read once beyond L2
     assert val(bwd.bytes_read, "hbm") == 2 * x + gamma
-    assert val(bwd.bytes_write, "hbm") == val(fwd.bytes_write, "hbm") == x
+    params = {"softmax": 0, "layernorm": 2, "rmsnorm": 1}[kernel]  # fp32 partial gradients, a row per CU
+    assert val(fwd.bytes_write, "hbm") == x and val(bwd.bytes_write, "hbm") == x + params * mi300x.cus * cols * 4
     assert val(bwd.flops, "valu:fp32") == flops * rows * cols
     assert "sfu:fp32" not in bwd.flops or val(bwd.flops, "sfu:fp32") == 0
+
+
+@pytest.mark.parametrize("kernel,params", [("layernorm", 2), ("rmsnorm", 1)])
+def test_norm_backward_sums_the_parameter_gradients_in_a_second_kernel(mi300x, kernel, params):
+    """The row kernel leaves the parameters' gradients as fp32 partial rows, one per program and
+    at most one program per CU (Liger's `rms_norm_backward`: `_dW` of (sm_count, n_cols) fp32,
+    then `_dW.sum(dim=0)`), and a column-sum kernel reads them back and writes one value per
+    column: one more dispatch after the row kernel, whose cost shows most on small problems."""
+    import perfmodel
+
+    for rows, cols in ((256, 4096), (2**16, 2**12)):
+        w = run(kernel, mi300x, "bf16", rows=rows, cols=cols, phase="bwd")
+        (col_sum,) = w.serial
+        partials = params * min(rows, mi300x.cus) * cols
+        assert val(col_sum.bytes_read, "hbm") == partials * 4
+        assert val(col_sum.bytes_write, "hbm") == pytest.approx(params * cols * 4)
+    (small,) = perfmodel.predict(kernel, "mi300x", dtype="bf16", rows=256, cols=4096, phase="bwd")
+    (fwd,) = perfmodel.predict(kernel, "mi300x", dtype="bf16", rows=256, cols=4096)
+    assert "serial" in small.terms_s and small.time_s > fwd.time_s + mi300x.launch_overhead_s
+    assert not run("softmax", mi300x, "bf16", rows=256, cols=4096, phase="bwd").serial  # no parameters
