@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from perfmodel.fixed_clock import split_key
@@ -82,7 +83,7 @@ def test_published_rates_match_the_recorded_times(accuracy_script):
         rate = flops / t / 1e12
         decimals = len(repr(float(raw)).split(".")[1])  # a time published with few digits is rounded
         published = float(m["published_tflops"])  # and so is a small rate (0.02 TFLOP/s stands for 0.015-0.025)
-        rate_decimals = len(repr(published).split(".")[1]) if "." in repr(published) else 0
+        rate_decimals = len(np.format_float_positional(published, trim="-").partition(".")[2])
         tol = max(0.02, 0.5 * 10.0**-decimals / float(raw), 0.5 * 10.0**-rate_decimals / published)
         if abs(rate / float(m["published_tflops"]) - 1) > tol:
             bad.append(f"{p['id']}: {rate:.1f} vs published {m['published_tflops']}")

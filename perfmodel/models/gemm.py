@@ -81,16 +81,13 @@ def _add_tiled_alternative(work: Work, p: dict, arch, dtype: str) -> None:
     (which splits K) is an alternative the estimator takes where it times faster
     (`Work.alternatives`); without it the GEMV of 1-4 rows also floored every GEMM of up to 256
     rows of that shape (`fewer_rows`): 16 x 16 x 2^20 BF16 on MI300X took the 4-row GEMV's 338 us."""
-    if p.get("tile", "auto") != "auto":
-        return
     shape, m = fewer_rows.batch_rows(p, p["m"])
-    k = np.broadcast_to(np.asarray(p["k"], dtype=float), shape).ravel()
-    wo = gemm_tiling.weight_only_args(p)
-    gemv = gemm_tiling.gemv_rows(
-        arch, dtype, m, k, p.get("out_dtype", "auto"), wo["weight_dtype"] not in ("auto", dtype), p.get("scaling", "none")
+    k, split = (np.broadcast_to(np.asarray(p.get(x, 0.0), dtype=float), shape).ravel() for x in ("k", "split_k"))
+    gemv = gemm_tiling.runs_gemv(
+        arch, dtype, m, k, p.get("out_dtype", "auto"), gemm_tiling.weight_only_args(p)["weight_dtype"],
+        p.get("scaling", "none"), p.get("tile", "auto"), split,
     )
-    split = np.broadcast_to(np.asarray(p.get("split_k", 0.0), dtype=float), shape).ravel()
-    at = np.flatnonzero(gemv & (split == 0))
+    at = np.flatnonzero(gemv)
     if len(at):  # only where the GEMV has one wave a workgroup and still leaves CUs idle
         n, batch = (np.broadcast_to(np.asarray(p[x], dtype=float), shape).ravel()[at] for x in ("n", "batch"))
         g = gemm_tiling.gemv_config(arch, m[at], n, k[at], batch)

@@ -493,6 +493,13 @@ def gemv_rows(arch, dtype: str, m, k, out_dtype: str, weight_only: bool, scaling
     return rows
 
 
+def runs_gemv(arch, dtype: str, m, k, out_dtype: str, weight_dtype: str, scaling: str, tile: str, split_k) -> np.ndarray:
+    """Where a linear layer of these shapes runs the GEMV (bool per shape): `gemv_rows`, unless the
+    case pins its configuration (a pinned tile or split never runs the GEMV)."""
+    weight_only = weight_dtype not in ("auto", dtype)
+    return gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling) & (tile == "auto") & (np.asarray(split_k) == 0)
+
+
 def _put(values, where: tuple, part) -> np.ndarray:
     """A float copy of ``values`` with ``part`` (a scalar, or one value per index) at ``where``."""
     out = np.array(values, dtype=float)
@@ -577,7 +584,7 @@ def gemm_work(
     k_tiles = scale_k_tiles(arch, pipe, scaling)
     split_k = np.broadcast_to(np.asarray(split_k, dtype=float), shape)
     tm, tn, tk, lanes, split = _choose(arch, r, m, n, k, batch, elem, acc, out, rb_choice, k_tiles, may_split_k, tile, split_k)
-    gemv = gemv_rows(arch, dtype, m, k, out_dtype, weight_only, scaling) & linear_layer & (tile == "auto") & (split_k == 0)
+    gemv = runs_gemv(arch, dtype, m, k, out_dtype, weight_dtype, scaling, tile, split_k) & linear_layer
     if np.any(gemv):
         work.note("a GEMV kernel (at most 4 rows, fp16/bf16 on AMD: vLLM wvSplitK, AITER decode): tile = 16 padded rows x the columns of one workgroup", gemv)
         on = np.nonzero(gemv)  # few shapes of a sweep: configured alone, then put in place

@@ -12,8 +12,9 @@ one (the fastest form) at most the workgroups the device holds at once, each loo
 tiles. Each lane issues its ``points`` loads before the first FMA. Traffic per level, G = nx*ny*nz*s:
 - L1: every load a wave issues, points * G (reuse of x/y neighbours is L1 hits);
 - L2: L1 misses: each workgroup's tile plus its x/y halo in its own plane, and its 2r z
-  neighbour planes, (2r + 1 + 2r/bx + 2r/by) * G for a star; the box reads whole
-  (bx+2r) x (by+2r) tiles of 2r+1 planes;
+  neighbour planes, (1 + 2r/bz + 2r/bx + 2r/by) * G for a star (bz = 1 but on a grid whose
+  planes hold fewer points than a workgroup has lanes); the box reads whole
+  (bx+2r) x (by+2r) tiles of bz+2r planes;
 - beyond L2: the grid once (compulsory) if the 2r+1 planes of one output slab fit one L2
   instance (per XCD on MI300); otherwise the kernel is blocked in x-y (subdomains marched along
   z, as the fastest published stencils are: AMD lab notes' Laplacian series) so that one block's
