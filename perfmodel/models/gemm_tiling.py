@@ -30,6 +30,7 @@ from perfmodel.models.tiles import (
     operand_readers,
     out_size,
     panel_traffic,
+    readers_among,
     runs_alone,
     smem_stages,
     user_tile,
@@ -102,10 +103,11 @@ def _choice_cost(
     if ks is None:  # K steps one split walks (the caller passes them when they repeat across tiles)
         ks = np.ceil(k / (split * tk)) * tk
     wr, wc = wave_grid_of(tile.m, tile.n, tile.lanes, wave_size)
+    share = wr * wc / float(readers_among(wr * wc, r.sharing))  # as `_gemm_parts` books LDS reads
     per_cu = max(
         2.0 * tile.m * tile.n * r.cus / r.flops,
         (tile.m + tile.n * rb) * elem * r.cus / r.bw.get("l1", np.inf),
-        float(wc * tile.m + wr * tile.n * rb) * elem * r.cus / r.bw.get("lds", np.inf),
+        float(wc * tile.m + wr * tile.n * rb) * elem * r.cus / r.bw.get("lds", np.inf) / share,
     )
     # in place on the call's scratch arrays (`_Edges.buffer`): the same operations in the same order
     own = edges.shape == np.shape(ks) and (unit or np.shape(bs) == edges.shape)

@@ -282,8 +282,12 @@ WAVES_SHARING_OPERANDS = {"sm_90": 4}
 
 def operand_readers(arch, waves):
     """How many separate reads of a shared (LDS) operand the waves of a workgroup make."""
-    share = WAVES_SHARING_OPERANDS.get(arch.gfx, 1)
-    return np.maximum(np.asarray(waves, dtype=float) / share, 1.0)
+    return readers_among(waves, WAVES_SHARING_OPERANDS.get(arch.gfx, 1))
+
+
+def readers_among(waves, sharing: float):
+    """`operand_readers` given the waves that issue one matrix instruction together (``sharing``)."""
+    return np.maximum(np.asarray(waves, dtype=float) / sharing, 1.0)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -487,6 +491,9 @@ class Rates:
     # seconds per byte one CU reads through its L1 (the generic efficiency, as `reread`): the
     # in-kernel split-K reduction's reads by the last workgroup of each tile (`Launch.reduce_bytes`)
     reduce_s_per_byte: float = 0.0
+    # waves whose shared-memory operand reads are one (`WAVES_SHARING_OPERANDS`), as the estimator
+    # books a tile's LDS reads (`gemm_tiling._gemm_parts`)
+    sharing: float = 1.0
 
     @classmethod
     def of(cls, arch, pipe: str, dtype: str) -> Rates:
@@ -499,7 +506,8 @@ class Rates:
         mem = arch.memory_level
         reread = (bandwidth(arch, "mall", True)[0], bandwidth(arch, mem, True)[0]) if "mall" in arch.levels else None
         reduce = arch.cus / bandwidth(arch, "l1", True)[0] if "l1" in arch.levels else 0.0
-        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, mem, caps, cluster, lat, reread, reduce)
+        sharing = float(WAVES_SHARING_OPERANDS.get(arch.gfx, 1))
+        return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, mem, caps, cluster, lat, reread, reduce, sharing)
 
 
 def multicast_cluster(arch) -> float:
