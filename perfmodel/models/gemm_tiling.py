@@ -27,16 +27,16 @@ from perfmodel.models.tiles import (
     matrix_pipe,
     multicast_cluster,
     multicast_requests,
-    operand_readers,
     out_size,
     panel_traffic,
-    readers_among,
     runs_alone,
     smem_stages,
     user_tile,
     vgprs,
     wave_grid,
     wave_grid_of,
+    waves_per_read,
+    waves_sharing_operands,
 )
 from perfmodel.work import Launch, Work
 
@@ -54,7 +54,7 @@ def _gemm_parts(arch, m, n, k, batch, tm, tn, tk, lanes, split, elem, a_unique, 
     wr, wc = wave_grid(tm, tn, lanes, arch.wave_size)
     lds_w = t["grid"] * (tm + tn * rb) * ks * elem  # each K step stored once
     # each wave reads its rows and columns (once per warpgroup where waves share operands)
-    share = np.maximum(wr * wc / operand_readers(arch, wr * wc), 1.0)
+    share = waves_per_read(wr * wc, waves_sharing_operands(arch))
     lds_r = t["grid"] * (wc * tm + wr * tn * rb) * ks * elem / share
     partial = select(split > 1, batch * split * m * n * PARTIAL_BYTES, 0.0)
     return t, lds_r, lds_w, partial
@@ -103,7 +103,7 @@ def _choice_cost(
     if ks is None:  # K steps one split walks (the caller passes them when they repeat across tiles)
         ks = np.ceil(k / (split * tk)) * tk
     wr, wc = wave_grid_of(tile.m, tile.n, tile.lanes, wave_size)
-    share = wr * wc / float(readers_among(wr * wc, r.sharing))  # as `_gemm_parts` books LDS reads
+    share = float(waves_per_read(wr * wc, r.sharing))  # as `_gemm_parts` books LDS reads
     per_cu = max(
         2.0 * tile.m * tile.n * r.cus / r.flops,
         (tile.m + tile.n * rb) * elem * r.cus / r.bw.get("l1", np.inf),

@@ -280,14 +280,24 @@ def user_tile(arch, text: str, elem: float, acc: float, k_tiles=None) -> tuple[T
 WAVES_SHARING_OPERANDS = {"sm_90": 4}
 
 
+def waves_sharing_operands(arch) -> float:
+    """Waves that issue one matrix instruction together and so read its LDS operands once."""
+    return float(WAVES_SHARING_OPERANDS.get(arch.gfx, 1))
+
+
 def operand_readers(arch, waves):
     """How many separate reads of a shared (LDS) operand the waves of a workgroup make."""
-    return readers_among(waves, WAVES_SHARING_OPERANDS.get(arch.gfx, 1))
+    return _readers(waves, waves_sharing_operands(arch))
 
 
-def readers_among(waves, sharing: float):
-    """`operand_readers` given the waves that issue one matrix instruction together (``sharing``)."""
+def _readers(waves, sharing: float):
     return np.maximum(np.asarray(waves, dtype=float) / sharing, 1.0)
+
+
+def waves_per_read(waves, sharing: float):
+    """Waves served by each read of an LDS operand (1, or the warpgroup on Hopper): the divisor of
+    the per-wave LDS reads, the same in the estimator's tile traffic and the tile ranking."""
+    return np.maximum(np.asarray(waves, dtype=float) / _readers(waves, sharing), 1.0)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -506,7 +516,7 @@ class Rates:
         mem = arch.memory_level
         reread = (bandwidth(arch, "mall", True)[0], bandwidth(arch, mem, True)[0]) if "mall" in arch.levels else None
         reduce = arch.cus / bandwidth(arch, "l1", True)[0] if "l1" in arch.levels else 0.0
-        sharing = float(WAVES_SHARING_OPERANDS.get(arch.gfx, 1))
+        sharing = waves_sharing_operands(arch)
         return cls(flop_rate(arch, pipe, dtype), float(arch.cus), bw, mem, caps, cluster, lat, reread, reduce, sharing)
 
 
