@@ -37,7 +37,7 @@ class Case:
     dtype: str
     params: dict[str, Any]
     model: KernelModel
-    scope: str = "kernel"  # what the time covers: kernel, events or host
+    scope: str = "kernel"  # what the time covers: kernel, events, host or loop
     warm: bool | None = None  # the case's own warm= key; None: the run's --warm
 
     @property

@@ -1,6 +1,7 @@
 """The time estimator: `Work` on an `Arch` -> `Estimate`, vectorised over a batch of shapes.
 
-time = launch overhead + the timing scope's overhead (events, host; none for kernel) + the largest of
+time = launch overhead + the timing scope's overhead (events, host; none for kernel; loop floors the
+time at the dispatch spacing) + the largest of
   - compute terms: FLOPs / achievable rate of the pipe (matrix pipes at the clock they sustain
     under load, from the archspec's measurements), stretched by wave quantization over the CUs
     (under-filled grids; tiled kernels that fill the GPU are balanced by stream-K);
@@ -38,6 +39,7 @@ from perfmodel.vocab import (
     DEVICE_MEMORY,
     FEWER_ROWS,
     FILL,
+    FLOOR_SCOPES,
     GLOBAL_PATH,
     INT,
     K_LOOP,
@@ -851,6 +853,25 @@ def _alternatives(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, 
     return flat_b.reshape(shape), flat_t.reshape(shape)
 
 
+def _dispatch_spacing(work: Work, arch: Arch, shape, terms: _Terms, own, scope: str):
+    """A loop of back-to-back calls from compiled host code (scope ``loop``): the host submits
+    one dispatch per spacing (model_constants.yaml ``scope_overhead``: ROCm's stream-loop
+    spacing, CUDA's cudaLaunchKernel cost), and the GPU runs the queued kernels one after
+    another, so a call lasts the longer of its kernels' own time and the spacing of its
+    dispatches. The spacing is a floor (term ``overhead:loop``, bound class ``launch`` where it
+    wins), not an addition: events around such a loop do not see each call's submission."""
+    bound, time_s = own
+    dispatches = np.broadcast_to(np.asarray(work.launch.kernels if work.launch else 1.0, dtype=float), shape)
+    for sub in work.serial:  # the kernels dispatched one after another with this one
+        dispatches = dispatches + np.asarray(sub.launch.kernels if sub.launch else 1.0, dtype=float)
+    floor = np.array(np.broadcast_to(scope_overhead_s(arch, scope) * dispatches, shape), dtype=float)
+    terms.time[overhead_term(scope)] = floor
+    wins = floor > time_s
+    if not np.any(wins):
+        return bound, time_s
+    return np.where(wins, LAUNCH, bound), np.maximum(time_s, floor)
+
+
 def _outer_level_wins_ties(terms: _Terms, names: list[str], idx: np.ndarray, body: np.ndarray, shape) -> np.ndarray:
     """Where a cache level's term equals that of a level behind it on the global-memory path, the
     outer level is the bound: a cache is timed at the outer level's rate when its own figure is
@@ -911,7 +932,8 @@ def estimate(
     ``first_principles=True`` times it from theoretical peaks and the generic efficiencies only
     (no per-GPU benchmark ceiling or clock): the estimate for held-out data. ``scope`` is what
     the time covers (see `perfmodel.vocab.SCOPES`): ``events`` and ``host`` add their overhead
-    as the term ``overhead:<scope>``; the naive roofline never includes it.
+    as the term ``overhead:<scope>``, ``loop`` floors the time at the dispatch spacing
+    (`_dispatch_spacing`); the naive roofline never includes either.
     """
     shape = _shape(work)
     occ = occupancy(arch, work, shape)
@@ -950,7 +972,8 @@ def estimate(
         fill = fill + _split_reduction(arch, occ, L, alone, rounds, first_principles, clock[0])
     if L is not None and np.any(np.asarray(L.kernel_latencies) > 0):  # once per kernel, not per round
         fill = fill + np.asarray(L.kernel_latencies, dtype=float) * lat
-    overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if scope != "kernel" else None
+    added = scope != "kernel" and scope not in FLOOR_SCOPES
+    overhead = (overhead_term(scope), scope_overhead_s(arch, scope)) if added else None
     kernels = np.broadcast_to(np.asarray(L.kernels if L else 1.0, dtype=float), shape)
     launch = arch.launch_overhead_s * kernels if include_launch else None
     bound, time_s = _bound(terms, shape, launch, fill, overhead)
@@ -965,6 +988,8 @@ def estimate(
         bound, time_s = _alternatives(work, arch, shape, terms, occ, (bound, time_s), include_launch, first_principles, scope, notes)
     if work.fewer_rows:
         bound, time_s = _fewer_rows(work.fewer_rows, arch, shape, terms, (bound, time_s), include_launch, first_principles, scope, notes)
+    if scope in FLOOR_SCOPES and include_launch:
+        bound, time_s = _dispatch_spacing(work, arch, shape, terms, (bound, time_s), scope)
     return Estimate(
         arch=arch,
         work=work.with_serial(),

@@ -413,7 +413,7 @@ def predict(
     ``arch`` may be a list for a side-by-side comparison. ``cases`` is an iterable of case dicts
     (keys as on the command line). ``warm=True`` models the steady state of a repeated kernel
     whose inputs fit a cache; the default is a single cold run. ``scope``: what the time
-    covers, ``kernel`` (default), ``events`` or ``host`` (see docs/usage.md).
+    covers, ``kernel`` (default), ``events``, ``host`` or ``loop`` (see docs/usage.md).
     """
     archs = [arch] if isinstance(arch, (str, Arch)) else list(arch)
     raws = list(cases) if cases is not None else [dict(params, kernel=kernel)]

@@ -236,7 +236,8 @@ def platform(arch: Arch) -> str:
 
 def scope_overhead_s(arch: Arch, scope: str) -> float:
     """Seconds a timing scope adds to the kernel's own duration on this GPU's platform
-    (model_constants.yaml ``scope_overhead``): 0 for ``kernel``."""
+    (model_constants.yaml ``scope_overhead``): 0 for ``kernel``; for the floor scopes
+    (`vocab.FLOOR_SCOPES`: ``loop``) the least time of one call, not an addition."""
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
     if scope == "kernel":

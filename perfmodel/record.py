@@ -47,7 +47,7 @@ class Prediction:
     wgs_per_cu: int = 0
     notes: str | None = None
     id: str | None = None
-    scope: str = "kernel"  # what time_s covers: the kernel, device events around it, or a host clock
+    scope: str = "kernel"  # what time_s covers: the kernel, device events around it, a host clock, or a loop of calls
     packed: frozenset[str] = frozenset()  # FLOP keys issued as packed VALU instructions
     # p10 and p90 of predicted/measured time on held-out measurements of this family
     # (perfmodel/error_bands.yaml): the measured time is likely within time / p90 .. time / p10

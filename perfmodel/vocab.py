@@ -77,9 +77,14 @@ FEWER_ROWS = "latency:fewer_rows"  # the estimate of the same product on fewer r
 
 # --- timing scopes -----------------------------------------------------------------------------
 # What a measured time covers (the case key ``scope``): ``kernel`` the GPU kernel duration a
-# profiler reports; ``events`` device events around one call or a loop of calls; ``host`` a wall
-# clock around one eager framework op plus a synchronize.
-SCOPES = ("kernel", "events", "host")
+# profiler reports; ``events`` device events around one call (or a loop of calls from Python);
+# ``host`` a wall clock around one eager framework op plus a synchronize; ``loop`` a timer around
+# a loop of back-to-back calls submitted from compiled host code (rocblas-bench, hipblaslt-bench,
+# CK's profiler, a .hip/.cu harness), divided by the count.
+SCOPES = ("kernel", "events", "host", "loop")
+# the scopes whose figure is a per-call floor (the spacing of back-to-back dispatches), not an
+# addition to the kernel's time
+FLOOR_SCOPES = ("loop",)
 
 
 def overhead_term(scope: str) -> str:

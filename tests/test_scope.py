@@ -1,4 +1,4 @@
-"""The timing scope (case key `scope`, `--scope`): kernel | events | host, per-platform overheads."""
+"""The timing scope (case key `scope`, `--scope`): kernel | events | host | loop, per-platform overheads."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from perfmodel import predict
 from perfmodel.arch import load_arch
 from perfmodel.cli.main import cli
 from perfmodel.rates import constants, platform, scope_overhead_s
-from perfmodel.vocab import SCOPES, bound_label, is_bound_label, overhead_term
+from perfmodel.vocab import FLOOR_SCOPES, SCOPES, bound_label, is_bound_label, overhead_term
 
 SMALL = dict(n=1024)
 BIG = dict(m=8192, n=8192, k=8192)
@@ -28,10 +28,12 @@ def test_every_overhead_is_sourced():
     table = constants()["scope_overhead"]
     assert set(table) == {"rocm", "cuda"}
     for plat, scopes in table.items():
-        assert set(scopes) == {"events", "host"}, plat
+        assert set(scopes) == set(SCOPES) - {"kernel"}, plat
         for scope, q in scopes.items():
             assert q["unit"] == "us" and q["value"] > 0, (plat, scope)
             assert q["tag"] in ("R", "D", "A") and len(q["source"]) > 40, (plat, scope)
+            # the floor scopes say so in the table, and only they
+            assert bool(q.get("per_call_floor")) == (scope in FLOOR_SCOPES), (plat, scope)
         # a host wall clock includes a launch: it can never be cheaper than the events gap
         assert scopes["host"]["value"] > scopes["events"]["value"]
 
@@ -73,8 +75,48 @@ def test_scopes_in_one_batch_are_kept_apart():
     assert by["kernel"].time_s < by["events"].time_s < by["host"].time_s
 
 
+@pytest.mark.parametrize("arch", ["mi300x", "h100"])
+def test_loop_floors_a_tiny_kernel_at_the_dispatch_spacing(arch):
+    spacing = scope_overhead_s(load_arch(arch), "loop")
+    (k,) = predict("elementwise", arch, **SMALL)
+    (lp,) = predict("elementwise", arch, scope="loop", **SMALL)
+    assert k.time_s < spacing  # the case is one whose kernel is shorter than the spacing
+    assert lp.time_s == pytest.approx(spacing) and lp.bound == "launch"
+    assert lp.terms_s[overhead_term("loop")] == pytest.approx(spacing)
+    assert lp.roofline_time_s == k.roofline_time_s and lp.row()["scope"] == "loop"
+
+
+@pytest.mark.parametrize("arch", ["mi300x", "h100"])
+def test_loop_leaves_a_long_kernel_as_it_is(arch):
+    (k,) = predict("gemm", arch, **BIG)
+    (lp,) = predict("gemm", arch, scope="loop", **BIG)
+    assert lp.time_s == k.time_s and lp.bound == k.bound  # no addition: the spacing is a floor
+    assert lp.terms_s[overhead_term("loop")] < k.time_s
+
+
+@pytest.mark.parametrize("arch", ["mi300x", "h100", "rx7900xtx"])
+def test_loop_lies_between_kernel_and_events(arch):
+    cases = [dict(kernel="elementwise", n=n, scope=s) for n in (1, 2**14, 2**20, 2**26) for s in ("kernel", "loop", "events")]
+    t = [p.time_s for p in predict(cases=cases, arch=arch)]
+    for kern, loop, events in zip(t[0::3], t[1::3], t[2::3], strict=True):
+        assert kern <= loop <= events
+
+
+def test_loop_floor_counts_every_dispatch():
+    """A split-K GEMM whose partial sums another kernel reduces (H100), and attention backward
+    with its pre- and post-pass kernels (`Work.serial`), take one spacing per dispatch."""
+    h100 = load_arch("h100")
+    (g,) = predict("gemm", "h100", m=16, n=16, k=65536, scope="loop")
+    kernels = g.terms_s["launch"] / h100.launch_overhead_s
+    assert kernels == pytest.approx(2.0)  # the GEMM and its reduction kernel
+    assert g.terms_s[overhead_term("loop")] == pytest.approx(kernels * scope_overhead_s(h100, "loop"))
+    (b,) = predict("attention", "mi300x", batch=1, heads=1, seq_q=16, head_dim=64, phase="bwd", scope="loop")
+    per = b.terms_s[overhead_term("loop")] / scope_overhead_s(load_arch("mi300x"), "loop")
+    assert per == pytest.approx(round(per)) and per >= 2  # the main kernel and its side kernels
+
+
 def test_bound_label_of_overheads():
-    for s in ("events", "host"):
+    for s in ("events", "host", "loop"):
         assert bound_label(overhead_term(s)) == "launch"
     assert is_bound_label("launch")
 
@@ -96,6 +138,15 @@ def test_cli_scope_option_and_case_key():
     plain = _run(["predict", "elementwise", "n=1024"]).output
     scoped = _run(["predict", "elementwise", "n=1024", "--scope", "host"]).output
     assert "scope" not in plain.splitlines()[2] and "scope" in scoped.splitlines()[2]
+
+
+def test_cli_loop_scope():
+    r = _run(["predict", "elementwise", "n=1024", "--scope", "loop", "--format", "json", "--arch", "mi300x"])
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.output)
+    assert row["scope"] == "loop" and row["bound"] == "launch"
+    spacing_us = scope_overhead_s(load_arch("mi300x"), "loop") * 1e6
+    assert row["time_us"] == pytest.approx(row["terms_us"]["overhead:loop"]) == pytest.approx(spacing_us)
 
 
 @pytest.mark.parametrize("word", ["scope=wall", "scope=Kernel", "scope="])

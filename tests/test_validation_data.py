@@ -7,6 +7,7 @@ import yaml
 
 from perfmodel.fixed_clock import split_key
 from perfmodel.models.registry import all_models
+from perfmodel.vocab import SCOPES
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("measurements.yaml", "trace_measurements.yaml")
@@ -38,7 +39,7 @@ def test_ids_unique_and_fields_present():
         assert not missing, f"{p.get('id')}: missing {missing}"
         base, clock = split_key(p["arch"])  # mi300x@1005mhz: the GPU at a fixed core clock
         assert base in archs and (clock is None or "mhz" in p["arch"]), p["id"]
-        assert p["scope"] in ("kernel", "events", "host"), p["id"]
+        assert p["scope"] in SCOPES, p["id"]
         assert p.get("warm", False) in (True, False), f"{p['id']}: warm must be true or false"
         assert str(p["source"]).startswith("https://"), p["id"]
 

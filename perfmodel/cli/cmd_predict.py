@@ -9,6 +9,7 @@ import click
 
 from perfmodel.cli import options
 from perfmodel.cli.options import emit, format_option, output_option, output_path_callback
+from perfmodel.vocab import SCOPES
 
 
 class PredictCommand(click.Command):
@@ -63,10 +64,11 @@ class PredictCommand(click.Command):
 @click.option("--warm", is_flag=True, help="Steady state of a repeated kernel: inputs that fit a cache are served from it (default: one cold run).")
 @click.option(
     "--scope",
-    type=click.Choice(["kernel", "events", "host"]),
+    type=click.Choice(list(SCOPES)),
     default=None,
     help="What the time covers: the GPU kernel (default), device events around a call (adds the back-to-back "
-    "submission gap), or a host wall clock around an eager op plus synchronize (adds dispatch, launch, sync). "
+    "submission gap), a host wall clock around an eager op plus synchronize (adds dispatch, launch, sync), or "
+    "a timer around a loop of back-to-back calls from compiled code, per call (at least the dispatch spacing). "
     "A case's own scope= key wins.",
 )
 @click.option("--keep-going", is_flag=True, help="Predict every valid case and write its row; report the invalid ones on stderr (exit status 2 if any).")
