@@ -179,7 +179,19 @@ SCHEMA = (
         ),
         "power": (("struct", {"tdp": (Q("power"), True)}), False),
         "interconnect": (
-            ("list", ("struct", {"name": (("str",), True), "links": (Q("count"), True), "bandwidth": (Q("bandwidth"), True)})),
+            (
+                "list",
+                (
+                    "struct",
+                    {
+                        "name": (("str",), True),
+                        "links": (Q("count"), True),
+                        "bandwidth": (Q("bandwidth"), True),
+                        # per link and direction, what the collective library plans with (collectives.fabric)
+                        "usable": (Q("bandwidth"), False),
+                    },
+                ),
+            ),
             False,
         ),
         "measured": (

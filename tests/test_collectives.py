@@ -19,10 +19,12 @@ def _one(kernel, arch="mi300x", **kw):
 
 
 def _arch_with_links(tmp_path, factor: float, links: int | None = None) -> str:
-    """mi300x.yaml with its xGMI per-link bandwidth scaled (and optionally another link count)."""
+    """mi300x.yaml with its xGMI per-link bandwidth, raw and usable, scaled (and optionally another
+    link count)."""
     data = yaml.safe_load((ROOT / "archspecs" / "mi300x.yaml").read_text())
     ic = data["interconnect"][0]
     ic["bandwidth"]["value"] *= factor
+    ic["usable"]["value"] *= factor
     if links is not None:
         ic["links"]["value"] = links
     p = tmp_path / f"mi300x-links-{factor}-{links}.yaml"
@@ -34,9 +36,10 @@ def test_large_allreduce_is_link_bound_and_follows_the_textbook_ring():
     r = _one("allreduce", bytes=256 * 2**20, ranks=8)
     assert r["bound"] == "memory:link"
     f = fabric(perfmodel.load_arch("mi300x"), 8)
-    assert f["used"] == 7 and f["per_direction"] == pytest.approx(64e9)  # 128 GB/s bidirectional per link
+    # RCCL plans 48 GB/s per link and direction (topo.h GFX94X_XGMI_WIDTH) of the 64 GB/s raw
+    assert f["used"] == 7 and f["per_direction"] == pytest.approx(48e9) and f["planned"]
     s, n = 256 * 2**20, 8
-    bw_s = 2 * (n - 1) / n * s / (7 * 64e9)
+    bw_s = 2 * (n - 1) / n * s / (7 * 48e9)
     lat_s = 2 * (n - 1) * STEP_LATENCY_US["xgmi"][1] * 1e-6
     assert r["terms_us"]["memory:link"] == pytest.approx((bw_s + lat_s) * 1e6, rel=1e-9)
 
@@ -51,17 +54,39 @@ def test_allreduce_time_scales_with_the_archspec_link_bandwidth(tmp_path):
     assert fewer["terms_us"]["memory:link"] - lat == pytest.approx((base["terms_us"]["memory:link"] - lat) * 7 / 3, rel=1e-9)
 
 
+def test_a_link_without_a_usable_figure_carries_half_its_raw_rate(tmp_path):
+    data = yaml.safe_load((ROOT / "archspecs" / "mi300x.yaml").read_text())
+    del data["interconnect"][0]["usable"]
+    p = tmp_path / "mi300x-raw.yaml"
+    p.write_text(yaml.safe_dump(data))
+    f = fabric(perfmodel.load_arch(str(p)), 8)
+    assert f["per_direction"] == pytest.approx(64e9) and not f["planned"]  # 128 GB/s bidirectional
+    raw, planned = (_one("allreduce", arch=a, bytes=2**30, ranks=8, algo="ring") for a in (str(p), "mi300x"))
+    assert raw["time_us"] < planned["time_us"] and "as the library plans it" in planned["notes"]
+
+
+def test_every_gpu_link_of_a_multi_gpu_spec_has_a_sourced_usable_rate():
+    for path in sorted((ROOT / "archspecs").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        for link in data.get("interconnect") or []:
+            if link["name"].lower().startswith("pcie") or "usable" not in link:
+                continue
+            u = link["usable"]
+            assert u["source"] in data["sources"] and u["tag"] == "R", path.name
+            assert u["value"] < link["bandwidth"]["value"] / 2.0, path.name  # below the raw rate per direction
+
+
 def test_small_messages_take_one_shot_and_are_latency_or_launch_bound():
-    small = _one("allreduce", bytes=32 * 1024, ranks=8)
+    small = _one("allreduce", bytes=4 * 1024, ranks=8)
     assert "one-shot" in small["notes"]
     assert small["bound"] in ("latency", "launch")
-    ring = _one("allreduce", bytes=32 * 1024, ranks=8, algo="ring")
+    ring = _one("allreduce", bytes=4 * 1024, ranks=8, algo="ring")
     assert ring["time_us"] > small["time_us"]
 
 
 def test_nvlink_is_switched_and_uses_all_links():
     f = fabric(perfmodel.load_arch("h100"), 4)
-    assert f["switched"] and f["used"] == 18 and f["per_direction"] == pytest.approx(25e9)
+    assert f["switched"] and f["used"] == 18 and f["per_direction"] == pytest.approx(20.6e9)  # NCCL's SM90_NVLINK_BW
     g = fabric(perfmodel.load_arch("mi300x"), 4)
     assert not g["switched"] and g["used"] == 3  # a direct mesh: one link per peer
 
@@ -87,7 +112,7 @@ def test_broadcast_and_reduce_are_pipelined_rings():
     for kind in ("broadcast", "reduce"):
         r = _one(kind, bytes=s, ranks=n)
         assert r["bound"] == "memory:link"
-        expect = s / (7 * 64e9) + n * STEP_LATENCY_US["xgmi"][1] * 1e-6
+        expect = s / (7 * 48e9) + n * STEP_LATENCY_US["xgmi"][1] * 1e-6  # 48 GB/s planned per link
         assert r["terms_us"]["memory:link"] == pytest.approx(expect * 1e6, rel=1e-9)
         with pytest.raises(InputError, match="ring only"):
             _one(kind, bytes=s, ranks=n, algo="oneshot")

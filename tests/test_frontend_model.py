@@ -71,9 +71,10 @@ def test_tp8_prefill_has_allreduces_that_follow_the_archspec_links(tmp_path):
     assert all(x["bound"] == "memory:link" for x in ar)
     gemm = [x for x in rows if x["module"] == "layers.0.self_attn.qkv_proj"][0]
     assert gemm["shape"]["n"] == (64 + 2 * 8) * 128 // 8  # heads and KV heads sharded over 8 ranks
-    # twice the per-link bandwidth in the archspec: the bandwidth part of each all-reduce halves
+    # twice the per-link bandwidth in the archspec (raw and usable): the bandwidth part of each all-reduce halves
     data = yaml.safe_load((ROOT / "archspecs" / "mi300x.yaml").read_text())
     data["interconnect"][0]["bandwidth"]["value"] *= 2
+    data["interconnect"][0]["usable"]["value"] *= 2
     fast = tmp_path / "mi300x-fast-links.yaml"
     fast.write_text(yaml.safe_dump(data))
     r2 = run([*args, "--arch", str(fast)])

@@ -5,8 +5,11 @@ A case is ``bytes`` (the buffer one rank holds: allreduce in = out; allgather th
 output; reducescatter the full input; alltoall the send buffer; broadcast and reduce the buffer
 sent from or reduced to the root) and ``ranks``. The link comes
 from the archspec's ``interconnect:`` list (the first GPU-to-GPU fabric; an in-package GCD link
-only for 2 ranks; PCIe where nothing else is listed). Every archspec link rate is quoted
-bidirectional, so one direction carries half of it.
+only for 2 ranks; PCIe where nothing else is listed). A link carries, per direction, the
+bandwidth the collective library plans it with where the spec gives it (``usable``: the per-link
+figures of RCCL's and NCCL's topology search, src/graph/topo.h: 48 GB/s per xGMI link on gfx942
+and gfx950 of 64 and 76.8 raw, 20.6 per NVLink 4 link of 25), else half the raw link rate (every
+archspec link rate is quoted bidirectional).
 
 Algorithms (the bandwidth terms are the textbook ones also used by nccl-tests' "bus bandwidth",
 NVIDIA/nccl-tests doc/PERFORMANCE.md):
@@ -83,9 +86,11 @@ def fabric(arch, ranks: float) -> dict:
     kind = "nvlink" if "nvlink" in low else ("pcie" if low.startswith("pcie") else "xgmi")
     n_links = entry["links"].value
     switched = kind == "nvlink"  # NVLink ports go to NVSwitch chips on 8-GPU boards
-    per_dir = entry["bandwidth"].value / 2.0  # archspec rates are bidirectional
+    # what the library plans per link and direction (`usable`, RCCL's/NCCL's topo.h), else half
+    # the raw rate: archspec link rates are bidirectional
+    per_dir = entry["usable"].value if "usable" in entry else entry["bandwidth"].value / 2.0
     used = links_used(kind, switched, n_links, ranks)
-    return {"name": name, "kind": kind, "links": n_links, "used": used, "per_direction": per_dir, "switched": switched}
+    return {"name": name, "kind": kind, "links": n_links, "used": used, "per_direction": per_dir, "switched": switched, "planned": "usable" in entry}
 
 
 def links_used(kind: str, switched: bool, n_links: float, ranks):
@@ -165,7 +170,8 @@ def collective_work(kind: str, p: dict, arch) -> Work:
             for u in np.unique(fab["used"][on_it & chosen]):
                 work.note(
                     f"{kind}: {algo_name} over {fab['name']} ({u:g} of {fab['links']:g} links x "
-                    f"{fab['per_direction'] / 1e9:g} GB/s per direction{', switched' if fab['switched'] else ''})",
+                    f"{fab['per_direction'] / 1e9:g} GB/s per direction{' as the library plans it' if fab['planned'] else ''}"
+                    f"{', switched' if fab['switched'] else ''})",
                     on_it & chosen & (fab["used"] == u),
                 )
     return work
