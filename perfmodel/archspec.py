@@ -189,6 +189,8 @@ SCHEMA = (
                         "bandwidth": (Q("bandwidth"), True),
                         # per link and direction, what the collective library plans with (collectives.fabric)
                         "usable": (Q("bandwidth"), False),
+                        # the switch reduces and multicasts (NVLink SHARP), with its source: NCCL's NVLS
+                        "in_network_reduction": (("str",), False),
                     },
                 ),
             ),

@@ -119,3 +119,27 @@ def test_broadcast_and_reduce_are_pipelined_rings():
     assert _one("broadcast", bytes=s, ranks=n)["flops"] == 0
     assert _one("reduce", bytes=s, ranks=n)["flops"] > 0
     assert _one("broadcast", bytes=s, ranks=1)["terms_us"]["memory:link"] == 0
+
+
+def test_nvls_allreduce_on_a_switch_that_reduces():
+    """H100/H200 NVSwitch nodes reduce in the switch (NVLink SHARP): NCCL's NVLS all-reduce, one
+    23 us latency and 5/6 of the GPU's planned NVLink bandwidth (NCCL's tuning model), which
+    `auto` takes for large buffers; the switch does the adds and writes the result, so the GPU
+    reads its buffer and writes the result once, with no FLOPs of its own."""
+    from perfmodel.models.collectives import NVLS_ALGO_BW_RATIO, NVLS_LATENCY_US
+
+    s = 2**30
+    r = _one("allreduce", arch="h100", bytes=s, ranks=8)
+    assert "NVLS" in r["notes"] and r["bound"] == "memory:link"
+    expect = NVLS_LATENCY_US * 1e-6 + s / (NVLS_ALGO_BW_RATIO * 18 * 20.6e9)
+    assert r["terms_us"]["memory:link"] == pytest.approx(expect * 1e6, rel=1e-9)
+    assert r["flops"] == 0 and r["bytes"]["hbm"] == pytest.approx(2.0 * s)
+    ring = _one("allreduce", arch="h100", bytes=s, ranks=8, algo="ring")
+    assert ring["time_us"] > r["time_us"]
+    assert "NVLS" not in _one("allreduce", arch="a100", bytes=s, ranks=8)["notes"]  # NVSwitch 2: no SHARP
+
+
+@pytest.mark.parametrize(("kind", "arch", "match"), [("allreduce", "mi300x", "in_network_reduction"), ("allgather", "h100", "allreduce only")])
+def test_nvls_where_it_does_not_exist_is_an_input_error(kind, arch, match):
+    with pytest.raises(InputError, match=match):
+        _one(kind, arch=arch, bytes=2**20, ranks=8, algo="nvls")

@@ -24,7 +24,11 @@ NVIDIA/nccl-tests doc/PERFORMANCE.md):
   algorithm for them), the buffer pipelined along it, so every link of the ring carries all S
   bytes (nccl-tests: bus bandwidth = algorithm bandwidth), in the n steps the tuning model
   counts for them.
-``algo=auto`` takes the faster of ring and one-shot for each case.
+- nvls (allreduce, where the switch reduces: the spec's ``in_network_reduction``, NVLink SHARP
+  on third-generation NVSwitch): NCCL's NVLS all-reduce, timed as NCCL's tuning model times it
+  (NVIDIA/nccl src/graph/tuning.cc): one latency, ``NVLS_LATENCY_US``, and the algorithm
+  bandwidth ``NVLS_ALGO_BW_RATIO`` (5/6) of the GPU's planned link bandwidth.
+``algo=auto`` takes the fastest of ring, one-shot and (where the fabric has it) NVLS for each case.
 
 Links used: on a switched fabric (NVLink through NVSwitch, as in HGX/DGX 8-GPU boards) all of a
 GPU's links reach every peer; on a direct mesh (xGMI between OAMs: MI300X/MI325X/MI35x
@@ -64,11 +68,18 @@ RING_ONLY = ("broadcast", "reduce")
 # every collective this module registers (the kernel names `analysis` and the trace chart group)
 KINDS = ("allreduce", "allgather", "reducescatter", "alltoall", *RING_ONLY)
 LL_EFFICIENCY = 0.5  # LL protocol: 4 data bytes per 8-byte store (NCCL docs, protocol LL)
+# NVLink SHARP (NVLS) all-reduce, single node, as NCCL's tuning model times it (NVIDIA/nccl
+# src/graph/tuning.cc @ b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2, ncclTopoTuneModel): its latency is
+# hwLat[NCCL_HW_NVLINK][NCCL_ALGO_NVLS][Simple] alone (23 us; baseLat 0; NVLS runs Simple only), and
+# its algorithm bandwidth is the bus bandwidth (channels x per-channel bandwidth: the GPU's NVLink
+# bandwidth, here links x the planned per-link rate) x 5/6.
+NVLS_LATENCY_US = 23.0
+NVLS_ALGO_BW_RATIO = 5.0 / 6.0
 
 PARAMS = [
     Param("bytes", float, help="buffer size per rank in bytes (see the module doc for each collective)"),
     Param("ranks", int, help="GPUs taking part"),
-    Param("algo", str, "auto", choices=("auto", "ring", "oneshot"), help="algorithm"),
+    Param("algo", str, "auto", choices=("auto", "ring", "oneshot", "nvls"), help="algorithm (nvls: NVLink SHARP all-reduce, where the switch reduces)"),
 ]
 
 
@@ -90,7 +101,17 @@ def fabric(arch, ranks: float) -> dict:
     # the raw rate: archspec link rates are bidirectional
     per_dir = entry["usable"].value if "usable" in entry else entry["bandwidth"].value / 2.0
     used = links_used(kind, switched, n_links, ranks)
-    return {"name": name, "kind": kind, "links": n_links, "used": used, "per_direction": per_dir, "switched": switched, "planned": "usable" in entry}
+    return {
+        "name": name,
+        "kind": kind,
+        "links": n_links,
+        "used": used,
+        "per_direction": per_dir,
+        "switched": switched,
+        "planned": "usable" in entry,
+        # the switch reduces and multicasts (NVLink SHARP): NCCL's NVLS algorithm exists there
+        "nvls": switched and bool(entry.get("in_network_reduction")),
+    }
 
 
 def links_used(kind: str, switched: bool, n_links: float, ranks):
@@ -146,15 +167,21 @@ def collective_work(kind: str, p: dict, arch) -> Work:
         recv_ring = recv_shot = np.where(n > 1, s, 0.0)
     else:  # pragma: no cover - registration lists the kinds
         raise AssertionError(kind)
+    nvls = _nvls(kind, algo, arch, f, n, s, bw)
     if algo == "ring":
-        pick = np.zeros(s.shape, dtype=bool)
+        choice = np.zeros(s.shape, dtype=int)
     elif algo == "oneshot":
-        pick = np.ones(s.shape, dtype=bool)
+        choice = np.ones(s.shape, dtype=int)
+    elif algo == "nvls":
+        choice = np.full(s.shape, 2)
     else:
-        pick = shot[0] < ring[0]
-    t = np.where(pick, shot[0], ring[0])
-    t_lat = np.where(pick, shot[1], ring[1])
-    recv = np.where(pick, recv_shot, recv_ring)
+        choice = np.argmin(np.stack([ring[0], shot[0], nvls]), axis=0)
+    nvls_lat = np.where(n > 1, NVLS_LATENCY_US * 1e-6, 0.0)
+    t = np.choose(choice, [ring[0], shot[0], nvls])
+    t_lat = np.choose(choice, [ring[1], shot[1], nvls_lat])
+    # NVLS: the switch reads each rank's buffer and multicasts the reduced result into it, so a
+    # rank receives no partial sums to reduce (the result's write is `out` below)
+    recv = np.choose(choice, [recv_ring, recv_shot, np.zeros(s.shape)])
     work.timed["memory:link"] = t
     work.timed_latency["memory:link"] = t_lat
     reducing = kind in ("allreduce", "reducescatter", "reduce")
@@ -166,7 +193,7 @@ def collective_work(kind: str, p: dict, arch) -> Work:
         work.add_flops("valu", "fp32", recv / 2.0)  # one add per received element (2-byte dtypes)
     work.launch = Launch(grid=arch.cus, workgroup_size=256)
     for fab, on_it in zip(f, pick_fabric, strict=True):
-        for algo_name, chosen in (("one-shot", pick), ("ring", ~pick)):
+        for algo_name, chosen in (("one-shot", choice == 1), ("ring", choice == 0), ("NVLS (the switch reduces)", choice == 2)):
             for u in np.unique(fab["used"][on_it & chosen]):
                 work.note(
                     f"{kind}: {algo_name} over {fab['name']} ({u:g} of {fab['links']:g} links x "
@@ -175,6 +202,22 @@ def collective_work(kind: str, p: dict, arch) -> Work:
                     on_it & chosen & (fab["used"] == u),
                 )
     return work
+
+
+def _nvls(kind: str, algo: str, arch, fabs, n, s, bw) -> np.ndarray:
+    """Seconds of NCCL's NVLS all-reduce per case (`NVLS_LATENCY_US` + S / (`NVLS_ALGO_BW_RATIO`
+    x the link bandwidth)) where the case's fabric has a switch that reduces, else inf (never
+    the fastest); 0 for one rank. ``algo=nvls`` elsewhere is an input error."""
+    small, large = fabs
+    on = np.where(n > 2, large["nvls"], small["nvls"]) if kind == "allreduce" else np.zeros(np.shape(n), dtype=bool)
+    if algo == "nvls":
+        if kind != "allreduce":
+            raise InputError(f"{kind}: NVLS is modelled for allreduce only", key="algo")
+        if not np.all(on | (n <= 1)):
+            raise InputError(f"{arch.key}: its GPU link has no switch that reduces (in_network_reduction); algo=nvls has no model there", key="algo")
+    with np.errstate(divide="ignore"):
+        t = NVLS_LATENCY_US * 1e-6 + s / (NVLS_ALGO_BW_RATIO * bw)
+    return np.where(n <= 1, 0.0, np.where(on, t, np.inf))
 
 
 def _link(arch, n):
