@@ -10,6 +10,7 @@ from the columns (`record.row_columns`, the contract's one definition).
 
 from __future__ import annotations
 
+import contextlib
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -26,6 +27,7 @@ from perfmodel.columns import Columns, Table, scatter, window
 from perfmodel.errors import InputError
 from perfmodel.estimate import Estimate, estimate
 from perfmodel.record import Prediction, rows
+from perfmodel.vocab import FLOOR_SCOPES
 
 
 # --- evaluation ------------------------------------------------------------------------------
@@ -51,9 +53,17 @@ def run_model(model, params: dict[str, Any], arch: Arch, dtype: str, where: str 
             raise InputError(e.detail, where=where, key=e.key) from None
         raise
     if not other_writers_dirty():
-        for w in (work, *work.serial):
+        for w in _all_works(work):
             w.dirty_l2 = False
     return work
+
+
+def _all_works(work):
+    """The work of a case and every other work it carries (serial kernels, the other ways of
+    running it, its smaller problems), each with theirs."""
+    yield work
+    for sub in (*work.serial, *(a[0] for a in work.alternatives), *(f[0] for f in work.fewer_rows)):
+        yield from _all_works(sub)
 
 
 def evaluate(
@@ -176,7 +186,7 @@ def _evaluate_group(
 ) -> Table:
     """The predictions (`batch_fields`) of cases that share arch, kernel, dtype and text
     parameters: one vectorised model call and one estimate."""
-    from perfmodel.models.traffic import warm_caches
+    from perfmodel.models.traffic import warm_caches, writes_charged
 
     first = members[0]
     try:
@@ -187,7 +197,11 @@ def _evaluate_group(
     params: dict[str, Any] = dict(zip(model.categorical, cats, strict=True))
     for n in model.numeric:
         params[n] = None if n in nones else np.array([m.params[n] for m in members], dtype=float)
-    with warm_caches(warm):
+    # a loop of back-to-back calls is a sequence of the same kernel: each call's write-back is its
+    # predecessor's output, which its own writes stand for (`traffic.writes_charged`)
+    # (an outer `writes_charged`, `perfmodel model`'s, stays as it is for the other scopes)
+    charged = writes_charged() if scope in FLOOR_SCOPES else contextlib.nullcontext()
+    with warm_caches(warm), charged:
         work = run_model(model, params, arch, dtype, where=first.where)
     est = estimate(work, arch, first_principles=first_principles, scope=scope)
     if warm and any(m.warm for m in members):  # a case's own warm= key: say it in its row
