@@ -853,15 +853,16 @@ def _alternatives(work: Work, arch: Arch, shape, terms: _Terms, occ: dict, own, 
     return flat_b.reshape(shape), flat_t.reshape(shape)
 
 
-def _dispatch_spacing(work: Work, arch: Arch, shape, terms: _Terms, own, scope: str):
+def _dispatch_spacing(work: Work, arch: Arch, shape, terms: _Terms, own, scope: str, kernels):
     """A loop of back-to-back calls from compiled host code (scope ``loop``): the host submits
     one dispatch per spacing (model_constants.yaml ``scope_overhead``: ROCm's stream-loop
     spacing, CUDA's cudaLaunchKernel cost), and the GPU runs the queued kernels one after
     another, so a call lasts the longer of its kernels' own time and the spacing of its
     dispatches. The spacing is a floor (term ``overhead:loop``, bound class ``launch`` where it
-    wins), not an addition: events around such a loop do not see each call's submission."""
+    wins), not an addition: events around such a loop do not see each call's submission.
+    ``kernels``: this kernel's dispatches, as `estimate` counts them for its launch term."""
     bound, time_s = own
-    dispatches = np.broadcast_to(np.asarray(work.launch.kernels if work.launch else 1.0, dtype=float), shape)
+    dispatches = kernels
     for sub in work.serial:  # the kernels dispatched one after another with this one
         dispatches = dispatches + np.asarray(sub.launch.kernels if sub.launch else 1.0, dtype=float)
     floor = np.array(np.broadcast_to(scope_overhead_s(arch, scope) * dispatches, shape), dtype=float)
@@ -989,7 +990,7 @@ def estimate(
     if work.fewer_rows:
         bound, time_s = _fewer_rows(work.fewer_rows, arch, shape, terms, (bound, time_s), include_launch, first_principles, scope, notes)
     if scope in FLOOR_SCOPES and include_launch:
-        bound, time_s = _dispatch_spacing(work, arch, shape, terms, (bound, time_s), scope)
+        bound, time_s = _dispatch_spacing(work, arch, shape, terms, (bound, time_s), scope, kernels)
     return Estimate(
         arch=arch,
         work=work.with_serial(),
